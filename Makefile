@@ -1,0 +1,123 @@
+# Courier's build. Tool versions come from hack/tools/go.mod; each tool is
+# built into bin/ under a versioned name, so a second run builds nothing.
+
+SHELL := /usr/bin/env bash -o pipefail
+.SHELLFLAGS := -ec
+.DEFAULT_GOAL := help
+
+ROOT := $(abspath .)
+BIN := $(ROOT)/bin
+TOOLS_DIR := $(ROOT)/hack/tools
+
+# tool-version reads a module's version from the tools module's go.mod.
+tool-version = $(shell awk '$$1 == "$(1)" { print $$2; exit }' $(TOOLS_DIR)/go.mod)
+K8S_VERSION := $(call tool-version,k8s.io/kubernetes)
+ETCD_VERSION := $(call tool-version,go.etcd.io/etcd/server/v3)
+CONTROLLER_TOOLS_VERSION := $(call tool-version,sigs.k8s.io/controller-tools)
+STATICCHECK_VERSION := $(call tool-version,honnef.co/go/tools)
+
+CONTROLLER_GEN := $(BIN)/controller-gen
+STATICCHECK := $(BIN)/staticcheck
+
+# KUBEBUILDER_ASSETS is where the integration tests find etcd and kube-apiserver.
+KUBEBUILDER_ASSETS ?= $(BIN)
+export KUBEBUILDER_ASSETS
+
+# Kubernetes binaries report the version stamped here; Kueue refuses to run
+# against an API server that reports none.
+K8S_MINOR := $(word 2,$(subst ., ,$(K8S_VERSION)))
+K8S_LDFLAGS := -X k8s.io/component-base/version.gitVersion=$(K8S_VERSION) \
+	-X k8s.io/component-base/version.gitMajor=1 \
+	-X k8s.io/component-base/version.gitMinor=$(K8S_MINOR) \
+	-X k8s.io/component-base/version.gitTreeState=clean \
+	-X k8s.io/component-base/version.buildDate=1970-01-01T00:00:00Z
+
+GO_TEST_FLAGS ?=
+INTEGRATION_PACKAGES := ./test/integration/...
+UNIT_PACKAGES = $(shell go list ./... | grep -v -e /test/integration -e /e2e)
+
+##@ General
+
+.PHONY: help
+help: ## Show this help.
+	@awk 'BEGIN {FS = ":.*##"; printf "Usage: make <target>\n"} \
+		/^[a-zA-Z0-9_-]+:.*?##/ { printf "  %-18s %s\n", $$1, $$2 } \
+		/^##@/ { printf "\n%s\n", substr($$0, 5) }' $(MAKEFILE_LIST)
+
+.PHONY: demo
+demo: ## Run Courier's main job on local clusters.
+	@echo "make demo: the local multi-cluster demo is not implemented yet (issue: Local multi-cluster with real Kueue, Trainer and JobSet)."
+	@echo "Until then, 'make test' runs Courier against real kube-apiserver and etcd processes."
+
+##@ Development
+
+.PHONY: build
+build: ## Build bin/courier.
+	go build -o $(BIN)/courier ./cmd/courier
+
+.PHONY: generate
+generate: $(CONTROLLER_GEN) ## Generate deepcopy code.
+	$(CONTROLLER_GEN) object:headerFile=hack/boilerplate.go.txt paths=./api/...
+
+.PHONY: manifests
+manifests: $(CONTROLLER_GEN) ## Generate CRDs and RBAC.
+	$(CONTROLLER_GEN) crd rbac:roleName=courier paths=./api/v1alpha1/... paths=./pkg/... \
+		output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
+	rm -f charts/courier/crds/*.yaml && mkdir -p charts/courier/crds && cp config/crd/bases/*.yaml charts/courier/crds/
+	cp config/rbac/role.yaml charts/courier/templates/clusterrole.yaml
+
+.PHONY: fmt
+fmt: ## Format the code.
+	gofmt -s -w $$(git ls-files '*.go')
+
+.PHONY: vet
+vet: ## Run go vet.
+	go vet ./...
+
+.PHONY: lint
+lint: $(STATICCHECK) ## Run gofmt, go vet and staticcheck.
+	@unformatted=$$(gofmt -s -l $$(git ls-files --cached --others --exclude-standard '*.go')); \
+	if [ -n "$$unformatted" ]; then echo "gofmt would change:"; echo "$$unformatted"; exit 1; fi
+	go vet ./...
+	$(STATICCHECK) ./...
+
+.PHONY: verify
+verify: generate manifests lint ## Regenerate, lint, and fail if generated files differ from the tree.
+	@git diff --exit-code -- api config charts || { echo "Generated files are stale: run 'make generate manifests' and commit."; exit 1; }
+	@untracked=$$(git ls-files --others --exclude-standard -- api config charts); \
+	if [ -n "$$untracked" ]; then echo "Generated files are not committed:"; echo "$$untracked"; exit 1; fi
+
+##@ Test
+
+.PHONY: test
+test: test-unit test-integration ## Run unit and integration tests.
+
+.PHONY: test-unit
+test-unit: ## Run unit tests.
+	go test -race $(GO_TEST_FLAGS) $(UNIT_PACKAGES)
+
+.PHONY: test-integration
+test-integration: test-binaries ## Run integration tests against real kube-apiserver and etcd.
+	go test $(GO_TEST_FLAGS) -timeout 20m $(INTEGRATION_PACKAGES)
+
+##@ Tools
+
+.PHONY: test-binaries
+test-binaries: $(BIN)/kube-apiserver $(BIN)/etcd ## Build the integration tests' etcd and kube-apiserver.
+
+.PHONY: tools
+tools: test-binaries $(CONTROLLER_GEN) $(STATICCHECK) ## Build every tool.
+
+# Each tool is built once into bin/<name>-<version>; bin/<name> links to it.
+define versioned-tool
+$(BIN)/$(1): $(BIN)/$(1)-$(2)
+	ln -sf $(1)-$(2) $(BIN)/$(1)
+$(BIN)/$(1)-$(2):
+	@mkdir -p $(BIN)
+	cd $(TOOLS_DIR) && go build -o $$@ $(4) $(3)
+endef
+
+$(eval $(call versioned-tool,kube-apiserver,$(K8S_VERSION),k8s.io/kubernetes/cmd/kube-apiserver,-ldflags "$(K8S_LDFLAGS)"))
+$(eval $(call versioned-tool,etcd,$(ETCD_VERSION),./etcd))
+$(eval $(call versioned-tool,controller-gen,$(CONTROLLER_TOOLS_VERSION),sigs.k8s.io/controller-tools/cmd/controller-gen))
+$(eval $(call versioned-tool,staticcheck,$(STATICCHECK_VERSION),honnef.co/go/tools/cmd/staticcheck))

@@ -1,0 +1,103 @@
+package v1alpha1
+
+import (
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	componentconfig "k8s.io/component-base/config/v1alpha1"
+	"k8s.io/utils/ptr"
+)
+
+// The defaults of the Configuration, declared here once.
+const (
+	DefaultOrigin            = "courier"
+	DefaultNamespace         = "courier-system"
+	DefaultWorkerLostTimeout = 15 * time.Minute
+	DefaultGCInterval        = time.Minute
+	// Batch dispatch makes several requests per job to each worker; client-go's
+	// 5 QPS held MultiKueue to about one workload per second (kueue#8564).
+	DefaultWorkerQPS          float32 = 500
+	DefaultWorkerBurst        int32   = 1000
+	DefaultManagerQPS         float32 = 100
+	DefaultManagerBurst       int32   = 200
+	DefaultHealthBindAddress          = ":8081"
+	DefaultMetricsBindAddress         = ":8080"
+	DefaultLeaderElectionID           = "courier.dev"
+	DefaultManagedByPath              = "spec.managedBy"
+	DefaultManagedByValue             = "courier.dev/dispatcher"
+)
+
+// SetDefaults fills every field left empty.
+func SetDefaults(c *Configuration) {
+	if c.Origin == "" {
+		c.Origin = DefaultOrigin
+	}
+	if c.Namespace == "" {
+		c.Namespace = DefaultNamespace
+	}
+	if c.WorkerLostTimeout == nil {
+		c.WorkerLostTimeout = &metav1.Duration{Duration: DefaultWorkerLostTimeout}
+	}
+	if c.GCInterval == nil {
+		c.GCInterval = &metav1.Duration{Duration: DefaultGCInterval}
+	}
+	c.ManagerClient = defaultClient(c.ManagerClient, DefaultManagerQPS, DefaultManagerBurst)
+	c.WorkerClient = defaultClient(c.WorkerClient, DefaultWorkerQPS, DefaultWorkerBurst)
+	for i := range c.ExternalFrameworks {
+		defaultFramework(&c.ExternalFrameworks[i])
+	}
+	if c.Health == nil {
+		c.Health = &HealthEndpoint{}
+	}
+	if c.Health.BindAddress == "" {
+		c.Health.BindAddress = DefaultHealthBindAddress
+	}
+	if c.Metrics == nil {
+		c.Metrics = &MetricsEndpoint{}
+	}
+	if c.Metrics.BindAddress == "" {
+		c.Metrics.BindAddress = DefaultMetricsBindAddress
+	}
+	if c.LeaderElection == nil {
+		c.LeaderElection = &componentconfig.LeaderElectionConfiguration{}
+	}
+	if c.LeaderElection.ResourceLock == "" {
+		// component-base still recommends endpoints; controller-runtime uses leases.
+		c.LeaderElection.ResourceLock = "leases"
+	}
+	componentconfig.RecommendedDefaultLeaderElectionConfiguration(c.LeaderElection)
+	if c.LeaderElection.ResourceName == "" {
+		c.LeaderElection.ResourceName = DefaultLeaderElectionID
+	}
+	if c.LeaderElection.ResourceNamespace == "" {
+		c.LeaderElection.ResourceNamespace = c.Namespace
+	}
+}
+
+func defaultClient(c *ClientConnection, qps float32, burst int32) *ClientConnection {
+	if c == nil {
+		c = &ClientConnection{}
+	}
+	if c.QPS == nil {
+		c.QPS = ptr.To(qps)
+	}
+	if c.Burst == nil {
+		c.Burst = ptr.To(burst)
+	}
+	return c
+}
+
+func defaultFramework(f *ExternalFramework) {
+	if f.ManagedBy == nil {
+		f.ManagedBy = &ManagedBy{}
+	}
+	if f.ManagedBy.Path == "" {
+		f.ManagedBy.Path = DefaultManagedByPath
+	}
+	if f.ManagedBy.Value == "" {
+		f.ManagedBy.Value = DefaultManagedByValue
+	}
+	if f.Status == nil {
+		f.Status = &StatusSync{}
+	}
+}

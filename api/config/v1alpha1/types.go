@@ -1,0 +1,133 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	componentconfig "k8s.io/component-base/config/v1alpha1"
+)
+
+// +kubebuilder:object:root=true
+
+// Configuration is the file Courier reads at start (--config). Every field
+// is optional; SetDefaults fills in what is left out.
+type Configuration struct {
+	metav1.TypeMeta `json:",inline"`
+
+	// Origin is written as the value of the courier.dev/origin label on every
+	// object Courier creates on a worker. Several managers can share one
+	// worker as long as their origins differ. A label value.
+	// +optional
+	Origin string `json:"origin,omitempty"`
+
+	// Namespace is where Courier runs: the kubeconfig Secrets of the
+	// WorkerClusters and the leader-election lease live here.
+	// +optional
+	Namespace string `json:"namespace,omitempty"`
+
+	// WorkerLostTimeout is how long a worker that holds an admitted job may be
+	// unreachable, counted from its first disconnect, before the job is
+	// dispatched elsewhere.
+	// +optional
+	WorkerLostTimeout *metav1.Duration `json:"workerLostTimeout,omitempty"`
+
+	// GCInterval is how often objects on workers whose manager Workload is
+	// gone are garbage-collected.
+	// +optional
+	GCInterval *metav1.Duration `json:"gcInterval,omitempty"`
+
+	// ManagerClient sets the rate limits of the client to the manager's API
+	// server.
+	// +optional
+	ManagerClient *ClientConnection `json:"managerClient,omitempty"`
+
+	// WorkerClient sets the rate limits of each worker's client. The
+	// defaults are sized for batch work, far above client-go's 5 QPS.
+	// +optional
+	WorkerClient *ClientConnection `json:"workerClient,omitempty"`
+
+	// ExternalFrameworks lists the job kinds, besides the built-in TrainJob,
+	// that Courier dispatches through its generic adapter.
+	// +optional
+	// +kubebuilder:validation:MaxItems=32
+	// +listType=map
+	// +listMapKey=name
+	ExternalFrameworks []ExternalFramework `json:"externalFrameworks,omitempty"`
+
+	// Health sets where the liveness and readiness probes are served.
+	// +optional
+	Health *HealthEndpoint `json:"health,omitempty"`
+
+	// Metrics sets where Prometheus metrics are served.
+	// +optional
+	Metrics *MetricsEndpoint `json:"metrics,omitempty"`
+
+	// LeaderElection configures leader election among Courier replicas.
+	// +optional
+	LeaderElection *componentconfig.LeaderElectionConfiguration `json:"leaderElection,omitempty"`
+}
+
+// ClientConnection holds the rate limits of one Kubernetes client.
+type ClientConnection struct {
+	// QPS is the sustained number of requests per second.
+	// +optional
+	QPS *float32 `json:"qps,omitempty"`
+
+	// Burst is the number of requests allowed above QPS for a short time.
+	// +optional
+	Burst *int32 `json:"burst,omitempty"`
+}
+
+// ExternalFramework names one job kind handled by the generic adapter.
+type ExternalFramework struct {
+	// Name is the kind, version and group of the job, as Kind.version.group
+	// (for example Job.v1.batch or JobSet.v1alpha2.jobset.x-k8s.io).
+	// +required
+	// +kubebuilder:validation:MaxLength=316
+	Name string `json:"name"`
+
+	// ManagedBy says where the manager-side job records that Courier, not
+	// the job's own controller, runs it, and with which value. The field is
+	// removed from the copy sent to a worker.
+	// +optional
+	ManagedBy *ManagedBy `json:"managedBy,omitempty"`
+
+	// Status says which status fields are copied from the worker's job to
+	// the manager's.
+	// +optional
+	Status *StatusSync `json:"status,omitempty"`
+}
+
+// ManagedBy locates a job kind's managedBy field.
+type ManagedBy struct {
+	// Path is the dot-separated field path, under spec.
+	// +optional
+	// +kubebuilder:validation:MaxLength=256
+	Path string `json:"path,omitempty"`
+
+	// Value is what the field holds on manager-side jobs that Courier runs.
+	// +optional
+	// +kubebuilder:validation:MaxLength=63
+	Value string `json:"value,omitempty"`
+}
+
+// StatusSync selects the status fields mirrored from a worker.
+type StatusSync struct {
+	// Fields are top-level fields of status. Empty means the whole status.
+	// +optional
+	// +kubebuilder:validation:MaxItems=32
+	// +listType=set
+	Fields []string `json:"fields,omitempty"`
+}
+
+// HealthEndpoint is where probes are served.
+type HealthEndpoint struct {
+	// BindAddress is the TCP address of /healthz and /readyz; "0" disables them.
+	// +optional
+	BindAddress string `json:"bindAddress,omitempty"`
+}
+
+// MetricsEndpoint is where metrics are served.
+type MetricsEndpoint struct {
+	// BindAddress is the TCP address of /metrics; "0" disables it.
+	// +optional
+	BindAddress string `json:"bindAddress,omitempty"`
+}

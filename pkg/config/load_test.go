@@ -1,0 +1,199 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	componentconfig "k8s.io/component-base/config/v1alpha1"
+	"k8s.io/utils/ptr"
+
+	configv1alpha1 "github.com/courierdev/courier/api/config/v1alpha1"
+)
+
+func defaulted() *configv1alpha1.Configuration {
+	return &configv1alpha1.Configuration{
+		TypeMeta:          metav1.TypeMeta{APIVersion: "config.courier.dev/v1alpha1", Kind: "Configuration"},
+		Origin:            "courier",
+		Namespace:         "courier-system",
+		WorkerLostTimeout: &metav1.Duration{Duration: 15 * time.Minute},
+		GCInterval:        &metav1.Duration{Duration: time.Minute},
+		ManagerClient:     &configv1alpha1.ClientConnection{QPS: ptr.To[float32](100), Burst: ptr.To[int32](200)},
+		WorkerClient:      &configv1alpha1.ClientConnection{QPS: ptr.To[float32](500), Burst: ptr.To[int32](1000)},
+		Health:            &configv1alpha1.HealthEndpoint{BindAddress: ":8081"},
+		Metrics:           &configv1alpha1.MetricsEndpoint{BindAddress: ":8080"},
+		LeaderElection: &componentconfig.LeaderElectionConfiguration{
+			LeaderElect:       ptr.To(true),
+			LeaseDuration:     metav1.Duration{Duration: 15 * time.Second},
+			RenewDeadline:     metav1.Duration{Duration: 10 * time.Second},
+			RetryPeriod:       metav1.Duration{Duration: 2 * time.Second},
+			ResourceLock:      "leases",
+			ResourceName:      "courier.dev",
+			ResourceNamespace: "courier-system",
+		},
+	}
+}
+
+func TestLoad(t *testing.T) {
+	header := "apiVersion: config.courier.dev/v1alpha1\nkind: Configuration\n"
+	cases := map[string]struct {
+		file    string
+		want    func(*configv1alpha1.Configuration)
+		wantErr []string
+	}{
+		"empty file gives the defaults": {
+			file: header,
+			want: func(*configv1alpha1.Configuration) {},
+		},
+		"set fields are kept": {
+			file: header + `origin: team-a
+namespace: batch
+workerLostTimeout: 2m
+gcInterval: 30s
+workerClient: {qps: 50, burst: 80}
+leaderElection: {leaderElect: false}
+`,
+			want: func(c *configv1alpha1.Configuration) {
+				c.Origin = "team-a"
+				c.Namespace = "batch"
+				c.WorkerLostTimeout.Duration = 2 * time.Minute
+				c.GCInterval.Duration = 30 * time.Second
+				c.WorkerClient = &configv1alpha1.ClientConnection{QPS: ptr.To[float32](50), Burst: ptr.To[int32](80)}
+				c.LeaderElection.LeaderElect = ptr.To(false)
+				c.LeaderElection.ResourceNamespace = "batch"
+			},
+		},
+		"external frameworks get managedBy defaults": {
+			file: header + `externalFrameworks:
+- name: Job.v1.batch
+- name: MyJob.v1.example.com
+  managedBy: {path: spec.runPolicy.managedBy, value: example.com/courier}
+  status: {fields: [conditions, phase]}
+`,
+			want: func(c *configv1alpha1.Configuration) {
+				c.ExternalFrameworks = []configv1alpha1.ExternalFramework{
+					{
+						Name:      "Job.v1.batch",
+						ManagedBy: &configv1alpha1.ManagedBy{Path: "spec.managedBy", Value: "courier.dev/dispatcher"},
+						Status:    &configv1alpha1.StatusSync{},
+					},
+					{
+						Name:      "MyJob.v1.example.com",
+						ManagedBy: &configv1alpha1.ManagedBy{Path: "spec.runPolicy.managedBy", Value: "example.com/courier"},
+						Status:    &configv1alpha1.StatusSync{Fields: []string{"conditions", "phase"}},
+					},
+				}
+			},
+		},
+		"unknown field": {
+			file:    header + "orign: typo\n",
+			wantErr: []string{`unknown field "orign"`},
+		},
+		"wrong kind": {
+			file:    "apiVersion: config.courier.dev/v1alpha1\nkind: Settings\n",
+			wantErr: []string{"Settings"},
+		},
+		"invalid values name their fields": {
+			file: header + `origin: "not a label value!"
+namespace: Bad_NS
+workerLostTimeout: -1s
+gcInterval: 0s
+workerClient: {qps: 0, burst: -1}
+managerClient: {qps: 10, burst: 5}
+`,
+			wantErr: []string{"origin: Invalid value", "namespace: Invalid value", "workerLostTimeout: Invalid value",
+				"gcInterval: Invalid value", "workerClient.qps: Invalid value", "workerClient.burst: Invalid value",
+				"managerClient.burst: Invalid value: 5: must be at least qps"},
+		},
+		"bad leader election timing": {
+			file:    header + "leaderElection: {leaseDuration: 5s, renewDeadline: 10s}\n",
+			wantErr: []string{"leaderElection.leaseDuration: Invalid value"},
+		},
+		"malformed framework name": {
+			file:    header + "externalFrameworks: [{name: Job}]\n",
+			wantErr: []string{`externalFrameworks[0].name: Invalid value: "Job": must have the form Kind.version.group`},
+		},
+		"lower-case kind": {
+			file:    header + "externalFrameworks: [{name: job.v1.batch}]\n",
+			wantErr: []string{`externalFrameworks[0].name: Invalid value: "job.v1.batch": kind "job" must be a capitalised identifier`},
+		},
+		"bad group": {
+			file:    header + "externalFrameworks: [{name: Job.v1.Batch_Group}]\n",
+			wantErr: []string{`externalFrameworks[0].name: Invalid value: "Job.v1.Batch_Group": group "Batch_Group"`},
+		},
+		"duplicate framework": {
+			file:    header + "externalFrameworks: [{name: Job.v1.batch}, {name: Job.v2.batch}]\n",
+			wantErr: []string{`externalFrameworks[1].name: Duplicate value: "Job.v2.batch"`},
+		},
+		"TrainJob is built in": {
+			file:    header + "externalFrameworks: [{name: TrainJob.v1alpha1.trainer.kubeflow.org}]\n",
+			wantErr: []string{"externalFrameworks[0].name: Forbidden: TrainJob is built in"},
+		},
+		"managedBy path outside spec": {
+			file:    header + "externalFrameworks: [{name: Job.v1.batch, managedBy: {path: metadata.managedBy}}]\n",
+			wantErr: []string{`externalFrameworks[0].managedBy.path: Invalid value: "metadata.managedBy": must be a dot-separated field path under spec`},
+		},
+		"managedBy path with an empty segment": {
+			file:    header + "externalFrameworks: [{name: Job.v1.batch, managedBy: {path: spec..managedBy}}]\n",
+			wantErr: []string{`externalFrameworks[0].managedBy.path: Invalid value: "spec..managedBy": segment "" is not a field name`},
+		},
+		"bad status fields": {
+			file:    header + "externalFrameworks: [{name: Job.v1.batch, status: {fields: [conditions, conditions, 'a.b']}}]\n",
+			wantErr: []string{`externalFrameworks[0].status.fields[1]: Duplicate value: "conditions"`, `externalFrameworks[0].status.fields[2]: Invalid value: "a.b"`},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "config.yaml")
+			if err := os.WriteFile(path, []byte(tc.file), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			got, err := Load(path)
+			if len(tc.wantErr) > 0 {
+				if err == nil {
+					t.Fatalf("Load() succeeded, want an error containing %q", tc.wantErr)
+				}
+				for _, want := range tc.wantErr {
+					if !strings.Contains(err.Error(), want) {
+						t.Errorf("Load() error = %q, want it to contain %q", err, want)
+					}
+				}
+				if !strings.Contains(err.Error(), path) {
+					t.Errorf("Load() error = %q does not name the file", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Load() failed: %v", err)
+			}
+			want := defaulted()
+			tc.want(want)
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("Load() mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestLoadWithoutFileGivesDefaults(t *testing.T) {
+	got, err := Load("")
+	if err != nil {
+		t.Fatalf("Load(\"\") failed: %v", err)
+	}
+	want := defaulted()
+	want.TypeMeta = metav1.TypeMeta{}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Load(\"\") mismatch (-want +got):\n%s", diff)
+	}
+}
+
+func TestLoadMissingFile(t *testing.T) {
+	_, err := Load(filepath.Join(t.TempDir(), "absent.yaml"))
+	if err == nil || !strings.Contains(err.Error(), "reading configuration") {
+		t.Fatalf("Load() error = %v, want a reading error", err)
+	}
+}

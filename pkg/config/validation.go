@@ -1,0 +1,192 @@
+package config
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	configv1alpha1 "github.com/courierdev/courier/api/config/v1alpha1"
+)
+
+// TrainJob is built in; it cannot also be an external framework.
+var trainJobGroupKind = schema.GroupKind{Group: "trainer.kubeflow.org", Kind: "TrainJob"}
+
+const (
+	maxExternalFrameworks = 32
+	maxStatusFields       = 32
+	maxManagedByValue     = 63
+)
+
+// A path segment is a JSON field name as Kubernetes APIs spell them.
+var pathSegment = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// Validate checks a defaulted Configuration.
+func Validate(c *configv1alpha1.Configuration) field.ErrorList {
+	var errs field.ErrorList
+	if msgs := validation.IsValidLabelValue(c.Origin); c.Origin == "" || len(msgs) > 0 {
+		errs = append(errs, field.Invalid(field.NewPath("origin"), c.Origin, orMessage(msgs, "must be a non-empty label value")))
+	}
+	if msgs := validation.IsDNS1123Label(c.Namespace); len(msgs) > 0 {
+		errs = append(errs, field.Invalid(field.NewPath("namespace"), c.Namespace, strings.Join(msgs, "; ")))
+	}
+	if d := c.WorkerLostTimeout; d == nil || d.Duration <= 0 {
+		errs = append(errs, field.Invalid(field.NewPath("workerLostTimeout"), durationString(d), "must be a positive duration, such as 15m"))
+	}
+	if d := c.GCInterval; d == nil || d.Duration <= 0 {
+		errs = append(errs, field.Invalid(field.NewPath("gcInterval"), durationString(d), "must be a positive duration, such as 1m"))
+	}
+	errs = append(errs, validateClient(c.ManagerClient, field.NewPath("managerClient"))...)
+	errs = append(errs, validateClient(c.WorkerClient, field.NewPath("workerClient"))...)
+	errs = append(errs, validateFrameworks(c.ExternalFrameworks, field.NewPath("externalFrameworks"))...)
+	if le := c.LeaderElection; le != nil && le.LeaderElect != nil && *le.LeaderElect {
+		p := field.NewPath("leaderElection")
+		if le.ResourceName == "" {
+			errs = append(errs, field.Required(p.Child("resourceName"), "names the lease used for leader election"))
+		}
+		if le.LeaseDuration.Duration <= le.RenewDeadline.Duration {
+			errs = append(errs, field.Invalid(p.Child("leaseDuration"), le.LeaseDuration.Duration.String(), "must be greater than renewDeadline"))
+		}
+		if le.RenewDeadline.Duration <= le.RetryPeriod.Duration {
+			errs = append(errs, field.Invalid(p.Child("renewDeadline"), le.RenewDeadline.Duration.String(), "must be greater than retryPeriod"))
+		}
+	}
+	return errs
+}
+
+func validateClient(c *configv1alpha1.ClientConnection, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if c == nil {
+		return append(errs, field.Required(p, "client rate limits must be set"))
+	}
+	if c.QPS == nil || *c.QPS <= 0 {
+		errs = append(errs, field.Invalid(p.Child("qps"), deref(c.QPS), "must be greater than zero"))
+	}
+	if c.Burst == nil || *c.Burst <= 0 {
+		errs = append(errs, field.Invalid(p.Child("burst"), deref(c.Burst), "must be greater than zero"))
+	} else if c.QPS != nil && float32(*c.Burst) < *c.QPS {
+		errs = append(errs, field.Invalid(p.Child("burst"), *c.Burst, "must be at least qps"))
+	}
+	return errs
+}
+
+func validateFrameworks(fws []configv1alpha1.ExternalFramework, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if len(fws) > maxExternalFrameworks {
+		errs = append(errs, field.TooMany(p, len(fws), maxExternalFrameworks))
+	}
+	seen := sets.New[schema.GroupKind]()
+	for i, fw := range fws {
+		fp := p.Index(i)
+		gvk, err := ParseFrameworkName(fw.Name)
+		if err != nil {
+			errs = append(errs, field.Invalid(fp.Child("name"), fw.Name, err.Error()))
+		} else {
+			switch gk := gvk.GroupKind(); {
+			case gk == trainJobGroupKind:
+				errs = append(errs, field.Forbidden(fp.Child("name"), "TrainJob is built in; remove it from externalFrameworks"))
+			case seen.Has(gk):
+				errs = append(errs, field.Duplicate(fp.Child("name"), fw.Name))
+			default:
+				seen.Insert(gk)
+			}
+		}
+		if fw.ManagedBy != nil {
+			errs = append(errs, validateManagedBy(fw.ManagedBy, fp.Child("managedBy"))...)
+		}
+		if fw.Status != nil {
+			errs = append(errs, validateStatusFields(fw.Status.Fields, fp.Child("status", "fields"))...)
+		}
+	}
+	return errs
+}
+
+// ParseFrameworkName parses Kind.version.group, as in Job.v1.batch.
+func ParseFrameworkName(name string) (schema.GroupVersionKind, error) {
+	parts := strings.SplitN(name, ".", 3)
+	if len(parts) != 3 {
+		return schema.GroupVersionKind{}, fmt.Errorf("must have the form Kind.version.group, such as Job.v1.batch")
+	}
+	gvk := schema.GroupVersionKind{Kind: parts[0], Version: parts[1], Group: parts[2]}
+	if !pathSegment.MatchString(gvk.Kind) || strings.ToUpper(gvk.Kind[:1]) != gvk.Kind[:1] {
+		return gvk, fmt.Errorf("kind %q must be a capitalised identifier, such as Job", gvk.Kind)
+	}
+	if msgs := validation.IsDNS1035Label(gvk.Version); len(msgs) > 0 {
+		return gvk, fmt.Errorf("version %q: %s", gvk.Version, strings.Join(msgs, "; "))
+	}
+	if msgs := validation.IsDNS1123Subdomain(gvk.Group); len(msgs) > 0 {
+		return gvk, fmt.Errorf("group %q: %s", gvk.Group, strings.Join(msgs, "; "))
+	}
+	return gvk, nil
+}
+
+func validateManagedBy(m *configv1alpha1.ManagedBy, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if err := validateSpecPath(m.Path); err != nil {
+		errs = append(errs, field.Invalid(p.Child("path"), m.Path, err.Error()))
+	}
+	if m.Value == "" || len(m.Value) > maxManagedByValue {
+		errs = append(errs, field.Invalid(p.Child("value"), m.Value, fmt.Sprintf("must be 1 to %d characters", maxManagedByValue)))
+	}
+	return errs
+}
+
+// validateSpecPath accepts a dot-separated path below spec, such as
+// spec.runPolicy.managedBy.
+func validateSpecPath(path string) error {
+	segments := strings.Split(path, ".")
+	if len(segments) < 2 || segments[0] != "spec" {
+		return fmt.Errorf("must be a dot-separated field path under spec, such as spec.managedBy")
+	}
+	for _, s := range segments[1:] {
+		if !pathSegment.MatchString(s) {
+			return fmt.Errorf("segment %q is not a field name", s)
+		}
+	}
+	return nil
+}
+
+func validateStatusFields(fields []string, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if len(fields) > maxStatusFields {
+		errs = append(errs, field.TooMany(p, len(fields), maxStatusFields))
+	}
+	seen := sets.New[string]()
+	for i, f := range fields {
+		switch {
+		case !pathSegment.MatchString(f):
+			errs = append(errs, field.Invalid(p.Index(i), f, "must be the name of a top-level status field, such as conditions"))
+		case seen.Has(f):
+			errs = append(errs, field.Duplicate(p.Index(i), f))
+		default:
+			seen.Insert(f)
+		}
+	}
+	return errs
+}
+
+func orMessage(msgs []string, fallback string) string {
+	if len(msgs) == 0 {
+		return fallback
+	}
+	return strings.Join(msgs, "; ")
+}
+
+func deref[T any](p *T) any {
+	if p == nil {
+		return nil
+	}
+	return *p
+}
+
+func durationString(d *metav1.Duration) string {
+	if d == nil {
+		return ""
+	}
+	return d.Duration.String()
+}

@@ -1,0 +1,51 @@
+package controllermanager
+
+import (
+	"fmt"
+
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	configv1alpha1 "github.com/courierdev/courier/api/config/v1alpha1"
+)
+
+// Options turns a defaulted Configuration into manager options.
+func Options(cfg *configv1alpha1.Configuration) ctrl.Options {
+	le := cfg.LeaderElection
+	return ctrl.Options{
+		Scheme:                     NewScheme(),
+		HealthProbeBindAddress:     cfg.Health.BindAddress,
+		Metrics:                    metricsserver.Options{BindAddress: cfg.Metrics.BindAddress},
+		LeaderElection:             *le.LeaderElect,
+		LeaderElectionID:           le.ResourceName,
+		LeaderElectionNamespace:    le.ResourceNamespace,
+		LeaderElectionResourceLock: le.ResourceLock,
+		LeaseDuration:              &le.LeaseDuration.Duration,
+		RenewDeadline:              &le.RenewDeadline.Duration,
+		RetryPeriod:                &le.RetryPeriod.Duration,
+		// Courier hands work between clusters; a new leader should not wait
+		// for the old lease to run out when the old one stops cleanly.
+		LeaderElectionReleaseOnCancel: true,
+	}
+}
+
+// New builds the manager for the manager cluster at restConfig, with
+// Courier's probes registered. Controllers are added by the caller.
+func New(restConfig *rest.Config, cfg *configv1alpha1.Configuration) (ctrl.Manager, error) {
+	restConfig = rest.CopyConfig(restConfig)
+	restConfig.QPS = *cfg.ManagerClient.QPS
+	restConfig.Burst = int(*cfg.ManagerClient.Burst)
+	mgr, err := ctrl.NewManager(restConfig, Options(cfg))
+	if err != nil {
+		return nil, fmt.Errorf("creating manager: %w", err)
+	}
+	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
+		return nil, fmt.Errorf("adding health check: %w", err)
+	}
+	if err := mgr.AddReadyzCheck("ping", healthz.Ping); err != nil {
+		return nil, fmt.Errorf("adding readiness check: %w", err)
+	}
+	return mgr, nil
+}

@@ -1,0 +1,87 @@
+// Package trainer builds Kubeflow Trainer objects for tests.
+package trainer
+
+import (
+	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+)
+
+// TrainJobWrapper builds a TrainJob.
+type TrainJobWrapper struct{ trainer.TrainJob }
+
+// MakeTrainJob returns a TrainJob of the torch-distributed
+// ClusterTrainingRuntime, with one node.
+func MakeTrainJob(name, ns string) *TrainJobWrapper {
+	return &TrainJobWrapper{trainer.TrainJob{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+		Spec: trainer.TrainJobSpec{
+			RuntimeRef: trainer.RuntimeRef{
+				Name:     "torch-distributed",
+				APIGroup: ptr.To(trainer.GroupVersion.Group),
+				Kind:     ptr.To(trainer.ClusterTrainingRuntimeKind),
+			},
+			Trainer: &trainer.Trainer{NumNodes: ptr.To[int32](1)},
+		},
+	}}
+}
+
+// Obj returns the TrainJob.
+func (w *TrainJobWrapper) Obj() *trainer.TrainJob { return &w.TrainJob }
+
+// Label sets a label.
+func (w *TrainJobWrapper) Label(k, v string) *TrainJobWrapper {
+	if w.Labels == nil {
+		w.Labels = map[string]string{}
+	}
+	w.Labels[k] = v
+	return w
+}
+
+// Queue sets Kueue's queue-name label.
+func (w *TrainJobWrapper) Queue(q string) *TrainJobWrapper {
+	return w.Label("kueue.x-k8s.io/queue-name", q)
+}
+
+// ManagedBy sets spec.managedBy.
+func (w *TrainJobWrapper) ManagedBy(v string) *TrainJobWrapper {
+	w.Spec.ManagedBy = ptr.To(v)
+	return w
+}
+
+// Suspend sets spec.suspend.
+func (w *TrainJobWrapper) Suspend(s bool) *TrainJobWrapper {
+	w.Spec.Suspend = ptr.To(s)
+	return w
+}
+
+// RuntimeRef points the TrainJob at a ClusterTrainingRuntime.
+func (w *TrainJobWrapper) RuntimeRef(name string) *TrainJobWrapper {
+	w.Spec.RuntimeRef.Name = name
+	return w
+}
+
+// RuntimePatch adds an entry owned by manager that labels the pods of the
+// node replicated job with label=value.
+func (w *TrainJobWrapper) RuntimePatch(manager, label, value string) *TrainJobWrapper {
+	w.Spec.RuntimePatches = append(w.Spec.RuntimePatches, trainer.RuntimePatch{
+		Manager: manager,
+		TrainingRuntimeSpec: &trainer.TrainingRuntimeSpecPatch{
+			Template: &trainer.JobSetTemplatePatch{
+				Spec: &trainer.JobSetSpecPatch{
+					ReplicatedJobs: []trainer.ReplicatedJobPatch{{
+						Name: "node",
+						Template: &trainer.JobTemplatePatch{
+							Spec: &trainer.JobSpecPatch{
+								Template: &trainer.PodTemplatePatch{
+									Metadata: &metav1.ObjectMeta{Labels: map[string]string{label: value}},
+								},
+							},
+						},
+					}},
+				},
+			},
+		},
+	})
+	return w
+}

@@ -1,0 +1,133 @@
+package framework
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/util/wait"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+)
+
+// Where each peer project keeps its CRDs inside its module.
+var foreignCRDDirs = map[string]string{
+	"sigs.k8s.io/kueue":              "config/components/crd/bases",
+	"github.com/kubeflow/trainer/v2": "manifests/base/crds",
+	"sigs.k8s.io/jobset":             "config/components/crd/bases",
+}
+
+// crdDirs returns Courier's CRD folder and those of the peers, read from
+// the module cache at the versions go.mod pins.
+func crdDirs(repoRoot string) ([]string, error) {
+	modules := make([]string, 0, len(foreignCRDDirs))
+	for m := range foreignCRDDirs {
+		modules = append(modules, m)
+	}
+	cmd := exec.Command("go", append([]string{"list", "-m", "-f", "{{.Path}} {{.Dir}}"}, modules...)...)
+	cmd.Dir = repoRoot
+	out, err := cmd.Output()
+	if err != nil {
+		var exitErr *exec.ExitError
+		if errors.As(err, &exitErr) {
+			err = fmt.Errorf("%w: %s", err, exitErr.Stderr)
+		}
+		return nil, fmt.Errorf("locating peer modules: %w", err)
+	}
+	dirs := []string{filepath.Join(repoRoot, "config", "crd", "bases")}
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	for sc.Scan() {
+		path, dir, ok := strings.Cut(sc.Text(), " ")
+		if !ok || dir == "" {
+			return nil, fmt.Errorf("module %s is not in the module cache; run `go mod download`", path)
+		}
+		dirs = append(dirs, filepath.Join(dir, foreignCRDDirs[path]))
+	}
+	return dirs, nil
+}
+
+// readCRDs decodes every CRD in the YAML files of dirs.
+func readCRDs(dirs []string) ([]*apiextensionsv1.CustomResourceDefinition, error) {
+	var crds []*apiextensionsv1.CustomResourceDefinition
+	for _, dir := range dirs {
+		files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
+		if err != nil {
+			return nil, fmt.Errorf("listing CRDs in %s: %w", dir, err)
+		}
+		for _, f := range files {
+			if filepath.Base(f) == "kustomization.yaml" {
+				continue
+			}
+			fileCRDs, err := readCRDFile(f)
+			if err != nil {
+				return nil, err
+			}
+			crds = append(crds, fileCRDs...)
+		}
+	}
+	return crds, nil
+}
+
+func readCRDFile(path string) ([]*apiextensionsv1.CustomResourceDefinition, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading CRD file: %w", err)
+	}
+	var crds []*apiextensionsv1.CustomResourceDefinition
+	reader := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
+	for {
+		doc, err := reader.Read()
+		if errors.Is(err, io.EOF) {
+			return crds, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("reading %s: %w", path, err)
+		}
+		crd := &apiextensionsv1.CustomResourceDefinition{}
+		if err := yaml.UnmarshalStrict(doc, crd); err != nil {
+			return nil, fmt.Errorf("decoding CRD in %s: %w", path, err)
+		}
+		if crd.Kind == "CustomResourceDefinition" {
+			crds = append(crds, crd)
+		}
+	}
+}
+
+// InstallCRDs creates the CRDs on the cluster and waits until each is
+// established.
+func (c *Cluster) InstallCRDs(ctx context.Context, crds []*apiextensionsv1.CustomResourceDefinition) error {
+	for _, crd := range crds {
+		if err := c.Client.Create(ctx, crd.DeepCopy()); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("creating CRD %s on %s: %w", crd.Name, c.Name, err)
+		}
+	}
+	for _, crd := range crds {
+		err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+			got := &apiextensionsv1.CustomResourceDefinition{}
+			if err := c.Client.Get(ctx, client.ObjectKeyFromObject(crd), got); err != nil {
+				return false, client.IgnoreNotFound(err)
+			}
+			for _, cond := range got.Status.Conditions {
+				if cond.Type == apiextensionsv1.Established && cond.Status == apiextensionsv1.ConditionTrue {
+					return true, nil
+				}
+			}
+			return false, nil
+		})
+		if err != nil {
+			return fmt.Errorf("waiting for CRD %s on %s to be established: %w", crd.Name, c.Name, err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,133 @@
+package framework
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"golang.org/x/sync/errgroup"
+)
+
+// Options shape an Environment.
+type Options struct {
+	// Workers is the number of worker clusters.
+	Workers int
+	// Dir holds the clusters' files; empty means a new temporary directory,
+	// removed by Stop.
+	Dir string
+	// APIServerArgs are added to every kube-apiserver's flags, for example
+	// --runtime-config to enable an alpha API.
+	APIServerArgs []string
+}
+
+// Environment is one manager cluster and its workers.
+type Environment struct {
+	Manager *Cluster
+	Workers []*Cluster
+
+	// RepoRoot is the root of the Courier repository.
+	RepoRoot string
+
+	dir       string
+	removeDir bool
+}
+
+// Start builds the clusters and starts them all in parallel, each with the
+// CRDs installed. On error, every process already started is stopped.
+func Start(ctx context.Context, opts Options) (*Environment, error) {
+	root, err := repoRoot()
+	if err != nil {
+		return nil, err
+	}
+	bins, err := findBinaries(root)
+	if err != nil {
+		return nil, err
+	}
+	dirs, err := crdDirs(root)
+	if err != nil {
+		return nil, err
+	}
+	crds, err := readCRDs(dirs)
+	if err != nil {
+		return nil, err
+	}
+	env := &Environment{RepoRoot: root, dir: opts.Dir}
+	if env.dir == "" {
+		if env.dir, err = os.MkdirTemp("", "courier-integration-"); err != nil {
+			return nil, fmt.Errorf("creating environment directory: %w", err)
+		}
+		env.removeDir = true
+	}
+	names := []string{"manager"}
+	for i := range opts.Workers {
+		names = append(names, fmt.Sprintf("worker-%d", i+1))
+	}
+	clusters := make([]*Cluster, len(names))
+	for i, name := range names {
+		if clusters[i], err = newCluster(name, filepath.Join(env.dir, name), bins, opts.APIServerArgs); err != nil {
+			return nil, errors.Join(err, env.cleanUp())
+		}
+	}
+	env.Manager, env.Workers = clusters[0], clusters[1:]
+
+	g, gctx := errgroup.WithContext(ctx)
+	for _, c := range clusters {
+		g.Go(func() error {
+			if err := c.start(gctx); err != nil {
+				return err
+			}
+			return c.InstallCRDs(gctx, crds)
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, errors.Join(err, env.Stop())
+	}
+	return env, nil
+}
+
+// Clusters returns the manager followed by the workers.
+func (e *Environment) Clusters() []*Cluster {
+	return append([]*Cluster{e.Manager}, e.Workers...)
+}
+
+// Stop stops every process of every cluster by PID, in parallel, and removes
+// the temporary directory unless a process could not be stopped.
+func (e *Environment) Stop() error {
+	var g errgroup.Group
+	for _, c := range e.Clusters() {
+		if c != nil {
+			g.Go(c.stop)
+		}
+	}
+	if err := g.Wait(); err != nil {
+		return fmt.Errorf("stopping clusters (files kept in %s): %w", e.dir, err)
+	}
+	return e.cleanUp()
+}
+
+func (e *Environment) cleanUp() error {
+	if !e.removeDir {
+		return nil
+	}
+	if err := os.RemoveAll(e.dir); err != nil {
+		return fmt.Errorf("removing %s: %w", e.dir, err)
+	}
+	return nil
+}
+
+// repoRoot is the directory of Courier's go.mod.
+func repoRoot() (string, error) {
+	out, err := exec.Command("go", "env", "GOMOD").Output()
+	if err != nil {
+		return "", fmt.Errorf("locating go.mod: %w", err)
+	}
+	gomod := strings.TrimSpace(string(out))
+	if gomod == "" || gomod == os.DevNull {
+		return "", errors.New("locating go.mod: not inside Courier's module")
+	}
+	return filepath.Dir(gomod), nil
+}
