@@ -39,6 +39,10 @@ const (
 	// ReasonUnreachable: the worker's API server did not answer in time.
 	// Network loss.
 	ReasonUnreachable = "Unreachable"
+
+	// ReasonConnecting: the first connection attempt is under way (status
+	// Unknown).
+	ReasonConnecting = "Connecting"
 )
 
 // Reasons of the WorkerCluster KindsAvailable condition.

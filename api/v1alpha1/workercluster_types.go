@@ -56,8 +56,10 @@ type WorkerClusterStatus struct {
 	// +optional
 	ConnectedSince *metav1.Time `json:"connectedSince,omitempty"`
 
-	// DisconnectedSince is when the worker was first found unusable; retries
-	// do not move it. It is cleared on connecting.
+	// DisconnectedSince is when the worker was first found unreachable;
+	// retries do not move it, and workerLostTimeout counts from it. It is
+	// cleared on connecting. Configuration errors do not set it: they need a
+	// person, not a re-dispatch of the worker's jobs.
 	// +optional
 	DisconnectedSince *metav1.Time `json:"disconnectedSince,omitempty"`
 

@@ -46,6 +46,9 @@ func run() error {
 	if err != nil {
 		return err
 	}
+	if _, err := controllermanager.Setup(mgr, cfg); err != nil {
+		return err
+	}
 	log.Info("Starting manager", "origin", cfg.Origin, "namespace", cfg.Namespace)
 	return mgr.Start(ctrl.SetupSignalHandler())
 }

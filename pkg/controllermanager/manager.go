@@ -3,8 +3,11 @@ package controllermanager
 import (
 	"fmt"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
@@ -28,11 +31,15 @@ func Options(cfg *configv1alpha1.Configuration) ctrl.Options {
 		// Courier hands work between clusters; a new leader should not wait
 		// for the old lease to run out when the old one stops cleanly.
 		LeaderElectionReleaseOnCancel: true,
+		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
+			// Only kubeconfig Secrets in Courier's namespace are read.
+			&corev1.Secret{}: {Namespaces: map[string]cache.Config{cfg.Namespace: {}}},
+		}},
 	}
 }
 
 // New builds the manager for the manager cluster at restConfig, with
-// Courier's probes registered. Controllers are added by the caller.
+// Courier's probes registered. Setup adds the controllers.
 func New(restConfig *rest.Config, cfg *configv1alpha1.Configuration) (ctrl.Manager, error) {
 	restConfig = rest.CopyConfig(restConfig)
 	restConfig.QPS = *cfg.ManagerClient.QPS

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"syscall"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -162,6 +163,17 @@ func (c *Cluster) StartAPIServer(ctx context.Context) error {
 // that the cluster looks unreachable and comes back with its data.
 func (c *Cluster) StopAPIServer() error {
 	return c.api.stop()
+}
+
+// PauseAPIServer stops the API server process with SIGSTOP: it keeps its
+// sockets open but answers nothing, like a hung server.
+func (c *Cluster) PauseAPIServer() error {
+	return c.api.signal(syscall.SIGSTOP)
+}
+
+// ResumeAPIServer undoes PauseAPIServer.
+func (c *Cluster) ResumeAPIServer() error {
+	return c.api.signal(syscall.SIGCONT)
 }
 
 // PIDs returns the PIDs of the cluster's running processes.

@@ -77,6 +77,18 @@ func (p *process) exited() bool {
 	}
 }
 
+// signal sends sig to the running process.
+func (p *process) signal(sig syscall.Signal) error {
+	pid := p.pid()
+	if pid == 0 {
+		return fmt.Errorf("%s is not running", p.name)
+	}
+	if err := syscall.Kill(pid, sig); err != nil {
+		return fmt.Errorf("signalling %s (PID %d): %w", p.name, pid, err)
+	}
+	return nil
+}
+
 // stop sends SIGTERM to the PID, then SIGKILL after stopGrace, and waits
 // for the process to be reaped. Stopping a stopped process does nothing.
 func (p *process) stop() error {
@@ -87,6 +99,8 @@ func (p *process) stop() error {
 	}
 	pid, done := p.cmd.Process.Pid, p.done
 	p.cmd, p.done = nil, nil
+	// SIGCONT first, in case the process was paused.
+	_ = syscall.Kill(pid, syscall.SIGCONT)
 	if err := syscall.Kill(pid, syscall.SIGTERM); err != nil && !errors.Is(err, syscall.ESRCH) {
 		return fmt.Errorf("terminating %s (PID %d): %w", p.name, pid, err)
 	}

@@ -1,0 +1,59 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	courier "github.com/courierdev/courier/api/v1alpha1"
+)
+
+// Error is why a worker cannot be used. Reason is one of the WorkerCluster
+// Active condition reasons; Message says what to fix.
+type Error struct {
+	Reason  string
+	Message string
+	err     error
+}
+
+func (e *Error) Error() string { return e.Message }
+func (e *Error) Unwrap() error { return e.err }
+
+// IsConfiguration reports whether a person must fix something before the
+// worker can be used, as opposed to network loss, which may pass by itself.
+func (e *Error) IsConfiguration() bool {
+	return e.Reason != courier.ReasonUnreachable
+}
+
+func configError(reason, format string, args ...any) *Error {
+	return &Error{Reason: reason, Message: fmt.Sprintf(format, args...)}
+}
+
+// ErrNotConnected is returned for a worker without a working connection.
+var ErrNotConnected = errors.New("worker cluster is not connected")
+
+// classify turns an error from a worker's API server into an Error.
+// Refused credentials are configuration errors; everything else, time-outs
+// and refused connections included, counts as network loss.
+func classify(err error, doing string) *Error {
+	var e *Error
+	if errors.As(err, &e) {
+		return e
+	}
+	switch {
+	case apierrors.IsUnauthorized(err):
+		return &Error{Reason: courier.ReasonForbidden, err: err,
+			Message: fmt.Sprintf("The worker rejected the kubeconfig's credentials while %s: %v. Put valid credentials in the kubeconfig Secret.", doing, err)}
+	case apierrors.IsForbidden(err):
+		return &Error{Reason: courier.ReasonForbidden, err: err,
+			Message: fmt.Sprintf("The worker refused access while %s: %v. Grant the kubeconfig's user the RBAC permissions in Courier's worker role.", doing, err)}
+	case errors.Is(err, context.DeadlineExceeded):
+		return &Error{Reason: courier.ReasonUnreachable, err: err,
+			Message: fmt.Sprintf("The worker's API server did not answer in time while %s.", doing)}
+	default:
+		return &Error{Reason: courier.ReasonUnreachable, err: err,
+			Message: fmt.Sprintf("The worker's API server could not be reached while %s: %v.", doing, err)}
+	}
+}

@@ -1,0 +1,35 @@
+package workercluster
+
+import (
+	"context"
+	"testing"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	"github.com/courierdev/courier/test/integration/framework"
+)
+
+var (
+	env     *framework.Environment
+	courier *framework.Courier
+)
+
+func TestWorkerCluster(t *testing.T) {
+	RegisterFailHandler(Fail)
+	RunSpecs(t, "WorkerCluster suite")
+}
+
+var _ = BeforeSuite(func(ctx context.Context) {
+	ctrl.SetLogger(zap.New(zap.WriteTo(GinkgoWriter), zap.UseDevMode(true)))
+	var err error
+	env, err = framework.Start(ctx, framework.Options{Workers: 2})
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(func() { Expect(env.Stop()).To(Succeed()) })
+
+	courier, err = env.StartCourier(ctx, nil)
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(func() { Expect(courier.Stop()).To(Succeed()) })
+}, NodeTimeout(framework.StartTimeout))
