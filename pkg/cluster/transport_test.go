@@ -37,7 +37,7 @@ func TestHeaderTimeout(t *testing.T) {
 		wantDeadline bool
 		wantBody     string
 	}{
-		"a server that never answers times out": {path: "/hung", wantDeadline: true},
+		"a server that never answers times out":               {path: "/hung", wantDeadline: true},
 		"a stream may outlast the limit once headers arrived": {path: "/stream", wantBody: "event"},
 	}
 	for name, tc := range cases {
