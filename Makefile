@@ -98,7 +98,7 @@ test-unit: ## Run unit tests.
 
 .PHONY: test-integration
 test-integration: test-binaries ## Run integration tests against real kube-apiserver and etcd.
-	go test $(GO_TEST_FLAGS) -timeout 20m $(INTEGRATION_PACKAGES)
+	go test -count=1 $(GO_TEST_FLAGS) -timeout 20m $(INTEGRATION_PACKAGES)
 
 ##@ Tools
 

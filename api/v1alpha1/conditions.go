@@ -54,3 +54,37 @@ const (
 	// lists them.
 	ReasonKindsMissing = "KindsMissing"
 )
+
+// Reasons of the Active condition Courier writes on its Kueue
+// AdmissionChecks (condition type "Active", as Kueue defines it).
+const (
+	// ReasonAdmissionCheckActive: the policy exists and at least one of its
+	// clusters is Active.
+	ReasonAdmissionCheckActive = "Active"
+
+	// ReasonInvalidParameters: spec.parameters does not name a DispatchPolicy
+	// (apiGroup courier.dev, kind DispatchPolicy).
+	ReasonInvalidParameters = "InvalidParameters"
+
+	// ReasonPolicyNotFound: the named DispatchPolicy does not exist.
+	ReasonPolicyNotFound = "PolicyNotFound"
+
+	// ReasonNoActiveClusters: none of the policy's WorkerClusters is Active.
+	ReasonNoActiveClusters = "NoActiveClusters"
+)
+
+// Reasons of the events Courier records on manager Workloads, one per
+// dispatch step.
+const (
+	EventNominated        = "Nominated"
+	EventAdmittedByWorker = "AdmittedByWorker"
+	EventDispatched       = "Dispatched"
+	EventFinished         = "Finished"
+	EventRemoteEvicted    = "RemoteEvicted"
+	EventWorkerLost       = "WorkerLost"
+	EventRejected         = "Rejected"
+	EventForeignObject    = "ForeignObject"
+	EventNamespaceMissing = "NamespaceMissing"
+	EventRemoteDeleted    = "RemoteDeleted"
+	EventMisconfigured    = "Misconfigured"
+)

@@ -20,6 +20,7 @@ var (
 func addKnownTypes(s *runtime.Scheme) error {
 	s.AddKnownTypes(GroupVersion,
 		&WorkerCluster{}, &WorkerClusterList{},
+		&DispatchPolicy{}, &DispatchPolicyList{},
 	)
 	metav1.AddToGroupVersion(s, GroupVersion)
 	return nil

@@ -9,4 +9,13 @@ const (
 	// ControllerName is the AdmissionCheck spec.controllerName that Courier
 	// serves, and the manager of Courier's own RuntimePatch entry.
 	ControllerName = "courier.dev/dispatcher"
+
+	// ManagerUIDAnnotation on a remote copy holds the UID of the manager
+	// Workload it was copied for, so that a copy outliving its Workload (one
+	// deleted and created again under the same name) is recognised as stale.
+	ManagerUIDAnnotation = "courier.dev/manager-workload-uid"
+
+	// RemoteFinalizer keeps a remote copy until Courier has copied its final
+	// status to the manager (kueue#14734).
+	RemoteFinalizer = "courier.dev/dispatcher"
 )

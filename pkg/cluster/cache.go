@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	courier "github.com/courierdev/courier/api/v1alpha1"
@@ -40,9 +41,18 @@ type Options struct {
 	Burst int
 	// Kinds are the kinds to watch on every worker: Kueue's Workload and the
 	// job kinds. A kind a worker does not serve is reported, not fatal.
+	// Kinds the scheme knows are read typed, except those in
+	// UnstructuredKinds.
 	Kinds []schema.GroupVersionKind
+	// UnstructuredKinds are read as unstructured objects even if the scheme
+	// knows them: job kinds, which adapters handle generically.
+	UnstructuredKinds []schema.GroupVersionKind
 	// Scheme knows the typed kinds; the others are read as unstructured.
 	Scheme *runtime.Scheme
+	// OnRemoteChange, if set, is called from a worker's informers for
+	// every add, update and delete of an object they see. It may block; only
+	// that informer waits.
+	OnRemoteChange func(cluster string, obj client.Object)
 
 	// Zero durations take the defaults above.
 	HealthPeriod   time.Duration
@@ -180,6 +190,17 @@ func (c *Cache) Get(name string) (*Remote, error) {
 		return nil, fmt.Errorf("worker cluster %q: %w", name, notConnectedError(s))
 	}
 	return r, nil
+}
+
+// Names lists the clusters with a connection, working or not.
+func (c *Cache) Names() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	names := make([]string, 0, len(c.conns))
+	for name := range c.conns {
+		names = append(names, name)
+	}
+	return names
 }
 
 func (c *Cache) get(name string) *connection {

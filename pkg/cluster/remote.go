@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
+	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -31,6 +32,10 @@ type Remote struct {
 	Client client.Client
 	// Cache holds the informers, for controllers that watch remote objects.
 	Cache cache.Cache
+	// APIReader reads straight from the worker, for the rare checks the
+	// origin-filtered informers cannot answer, such as who owns an object
+	// that blocked a create.
+	APIReader client.Reader
 
 	version  string
 	served   sets.Set[schema.GroupVersionKind]
@@ -111,29 +116,38 @@ func connect(ctx context.Context, name string, base *rest.Config, opts *Options)
 		_ = informers.Start(cacheCtx)
 	}()
 	r := &Remote{
-		Name:     name,
-		Cache:    informers,
-		version:  info.GitVersion,
-		served:   served,
-		missing:  missing,
-		stop:     stop,
-		stopped:  stopped,
-		discover: discover,
+		Name:      name,
+		Cache:     informers,
+		APIReader: directClient,
+		version:   info.GitVersion,
+		served:    served,
+		missing:   missing,
+		stop:      stop,
+		stopped:   stopped,
+		discover:  discover,
 		health: func(ctx context.Context) error {
 			return dc.RESTClient().Get().AbsPath("/readyz").Do(ctx).Error()
 		},
 	}
 	for _, gvk := range served.UnsortedList() {
-		if _, err := informers.GetInformer(ctx, objectFor(opts, gvk), cache.BlockUntilSynced(false)); err != nil {
+		informer, err := informers.GetInformer(ctx, objectFor(opts, gvk), cache.BlockUntilSynced(false))
+		if err != nil {
 			r.close()
 			return nil, classify(err, "starting the "+KindName(gvk)+" informer")
+		}
+		if opts.OnRemoteChange != nil {
+			if _, err := informer.AddEventHandler(changeHandler(name, opts.OnRemoteChange)); err != nil {
+				r.close()
+				return nil, classify(err, "watching the "+KindName(gvk)+" informer")
+			}
 		}
 	}
 	if !informers.WaitForCacheSync(ctx) {
 		r.close()
 		return nil, classify(context.DeadlineExceeded, "syncing informers")
 	}
-	r.Client, err = client.New(direct, client.Options{Scheme: opts.Scheme, Cache: &client.CacheOptions{Reader: informers}})
+	// Unstructured reads, too, come from the informers, never from the server.
+	r.Client, err = client.New(direct, client.Options{Scheme: opts.Scheme, Cache: &client.CacheOptions{Reader: informers, Unstructured: true}})
 	if err != nil {
 		r.close()
 		return nil, classify(err, "creating a client")
@@ -188,9 +202,9 @@ func checkAccess(ctx context.Context, c client.Client, served sets.Set[schema.Gr
 }
 
 // objectFor returns an empty object of a kind: typed when the scheme knows
-// it, unstructured otherwise (external frameworks).
+// it and the caller did not ask for unstructured.
 func objectFor(opts *Options, gvk schema.GroupVersionKind) client.Object {
-	if obj, err := opts.Scheme.New(gvk); err == nil {
+	if obj, err := opts.Scheme.New(gvk); err == nil && !slices.Contains(opts.UnstructuredKinds, gvk) {
 		if cobj, ok := obj.(client.Object); ok {
 			return cobj
 		}
@@ -198,4 +212,21 @@ func objectFor(opts *Options, gvk schema.GroupVersionKind) client.Object {
 	u := &unstructured.Unstructured{}
 	u.SetGroupVersionKind(gvk)
 	return u
+}
+
+// changeHandler forwards an informer's events, tombstones unwrapped.
+func changeHandler(cluster string, onChange func(string, client.Object)) toolscache.ResourceEventHandler {
+	forward := func(obj any) {
+		if tomb, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
+			obj = tomb.Obj
+		}
+		if o, ok := obj.(client.Object); ok {
+			onChange(cluster, o)
+		}
+	}
+	return toolscache.ResourceEventHandlerFuncs{
+		AddFunc:    forward,
+		UpdateFunc: func(_, obj any) { forward(obj) },
+		DeleteFunc: forward,
+	}
 }

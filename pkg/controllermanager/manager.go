@@ -31,6 +31,8 @@ func Options(cfg *configv1alpha1.Configuration) ctrl.Options {
 		// Courier hands work between clusters; a new leader should not wait
 		// for the old lease to run out when the old one stops cleanly.
 		LeaderElectionReleaseOnCancel: true,
+		// Jobs are read generically, as unstructured objects, from the cache.
+		Client: client.Options{Cache: &client.CacheOptions{Unstructured: true}},
 		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
 			// Only kubeconfig Secrets in Courier's namespace are read.
 			&corev1.Secret{}: {Namespaces: map[string]cache.Config{cfg.Namespace: {}}},

@@ -3,30 +3,43 @@ package controllermanager
 import (
 	"fmt"
 
-	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	ctrl "sigs.k8s.io/controller-runtime"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
 	configv1alpha1 "github.com/courierdev/courier/api/config/v1alpha1"
+	"github.com/courierdev/courier/pkg/adapter"
 	"github.com/courierdev/courier/pkg/cluster"
 	"github.com/courierdev/courier/pkg/config"
+	"github.com/courierdev/courier/pkg/dispatch"
 	"github.com/courierdev/courier/pkg/workercluster"
 )
 
 // Setup adds Courier's controllers and the worker cluster cache to mgr, and
 // returns the cache.
 func Setup(mgr ctrl.Manager, cfg *configv1alpha1.Configuration) (*cluster.Cache, error) {
-	kinds, err := remoteKinds(cfg)
+	adapters, err := Adapters(cfg)
 	if err != nil {
 		return nil, err
 	}
+	dispatcher := dispatch.New(mgr.GetClient(), mgr.GetEventRecorder("courier-dispatch"), dispatch.Options{
+		Origin:            cfg.Origin,
+		WorkerLostTimeout: cfg.WorkerLostTimeout.Duration,
+		GCInterval:        cfg.GCInterval.Duration,
+		Adapters:          adapters,
+	})
+	var jobKinds []schema.GroupVersionKind
+	for _, a := range adapters {
+		jobKinds = append(jobKinds, a.GVK())
+	}
 	cache := cluster.NewCache(cluster.Options{
-		Origin: cfg.Origin,
-		QPS:    *cfg.WorkerClient.QPS,
-		Burst:  int(*cfg.WorkerClient.Burst),
-		Kinds:  kinds,
-		Scheme: mgr.GetScheme(),
+		Origin:            cfg.Origin,
+		QPS:               *cfg.WorkerClient.QPS,
+		Burst:             int(*cfg.WorkerClient.Burst),
+		Kinds:             append([]schema.GroupVersionKind{kueue.SchemeGroupVersion.WithKind("Workload")}, jobKinds...),
+		UnstructuredKinds: jobKinds,
+		Scheme:            mgr.GetScheme(),
+		OnRemoteChange:    dispatcher.OnRemoteChange,
 	})
 	if err := mgr.Add(cache); err != nil {
 		return nil, fmt.Errorf("adding the worker cluster cache: %w", err)
@@ -34,22 +47,27 @@ func Setup(mgr ctrl.Manager, cfg *configv1alpha1.Configuration) (*cluster.Cache,
 	if err := workercluster.SetupWithManager(mgr, cfg.Namespace, cache); err != nil {
 		return nil, fmt.Errorf("setting up the WorkerCluster controller: %w", err)
 	}
+	if err := dispatcher.SetupWithManager(mgr, cache); err != nil {
+		return nil, err
+	}
 	return cache, nil
 }
 
-// remoteKinds are the kinds watched on every worker: Kueue's Workload, the
-// built-in TrainJob and the configured external frameworks.
-func remoteKinds(cfg *configv1alpha1.Configuration) ([]schema.GroupVersionKind, error) {
-	kinds := []schema.GroupVersionKind{
-		kueue.SchemeGroupVersion.WithKind("Workload"),
-		trainer.GroupVersion.WithKind(trainer.TrainJobKind),
-	}
+// Adapters returns the built-in TrainJob adapter and one generic adapter per
+// configured external framework.
+func Adapters(cfg *configv1alpha1.Configuration) ([]adapter.Adapter, error) {
+	adapters := []adapter.Adapter{adapter.NewTrainJob()}
 	for _, fw := range cfg.ExternalFrameworks {
 		gvk, err := config.ParseFrameworkName(fw.Name)
 		if err != nil {
 			return nil, fmt.Errorf("parsing external framework %q: %w", fw.Name, err)
 		}
-		kinds = append(kinds, gvk)
+		adapters = append(adapters, adapter.New(adapter.Kind{
+			GVK:            gvk,
+			ManagedByPath:  fw.ManagedBy.Path,
+			ManagedByValue: fw.ManagedBy.Value,
+			StatusFields:   fw.Status.Fields,
+		}))
 	}
-	return kinds, nil
+	return adapters, nil
 }

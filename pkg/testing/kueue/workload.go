@@ -2,9 +2,14 @@
 package kueue
 
 import (
+	"time"
+
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 )
 
@@ -47,5 +52,80 @@ func (w *WorkloadWrapper) Queue(q string) *WorkloadWrapper {
 // Count sets the first pod set's count.
 func (w *WorkloadWrapper) Count(n int32) *WorkloadWrapper {
 	w.Spec.PodSets[0].Count = n
+	return w
+}
+
+// UID sets the UID.
+func (w *WorkloadWrapper) UID(uid string) *WorkloadWrapper {
+	w.Workload.UID = types.UID(uid)
+	return w
+}
+
+// Check adds an admission check state.
+func (w *WorkloadWrapper) Check(name string, state kueue.CheckState, msg string) *WorkloadWrapper {
+	w.Status.AdmissionChecks = append(w.Status.AdmissionChecks, kueue.AdmissionCheckState{
+		Name: kueue.AdmissionCheckReference(name), State: state, Message: msg,
+	})
+	return w
+}
+
+// Condition sets a status condition; at orders conditions of the same type
+// on several Workloads.
+func (w *WorkloadWrapper) Condition(t string, status metav1.ConditionStatus, reason string, at time.Time) *WorkloadWrapper {
+	meta.SetStatusCondition(&w.Status.Conditions, metav1.Condition{
+		Type: t, Status: status, Reason: reason, Message: reason, LastTransitionTime: metav1.NewTime(at),
+	})
+	return w
+}
+
+// ReserveQuota marks quota reserved in a ClusterQueue.
+func (w *WorkloadWrapper) ReserveQuota(cq string) *WorkloadWrapper {
+	w.Status.Admission = &kueue.Admission{
+		ClusterQueue: kueue.ClusterQueueReference(cq),
+		PodSetAssignments: []kueue.PodSetAssignment{{
+			Name:  w.Spec.PodSets[0].Name,
+			Count: ptr.To(w.Spec.PodSets[0].Count),
+		}},
+	}
+	return w.Condition(kueue.WorkloadQuotaReserved, metav1.ConditionTrue, "QuotaReserved", time.Time{})
+}
+
+// Admit marks the Workload admitted at a time.
+func (w *WorkloadWrapper) Admit(at time.Time) *WorkloadWrapper {
+	return w.Condition(kueue.WorkloadAdmitted, metav1.ConditionTrue, "Admitted", at)
+}
+
+// ClusterName sets status.clusterName.
+func (w *WorkloadWrapper) ClusterName(name string) *WorkloadWrapper {
+	w.Status.ClusterName = ptr.To(name)
+	return w
+}
+
+// Nominated sets status.nominatedClusterNames.
+func (w *WorkloadWrapper) Nominated(names ...string) *WorkloadWrapper {
+	w.Status.NominatedClusterNames = names
+	return w
+}
+
+// Active sets spec.active.
+func (w *WorkloadWrapper) Active(a bool) *WorkloadWrapper {
+	w.Spec.Active = ptr.To(a)
+	return w
+}
+
+// Label sets a label.
+func (w *WorkloadWrapper) Label(k, v string) *WorkloadWrapper {
+	if w.Labels == nil {
+		w.Labels = map[string]string{}
+	}
+	w.Labels[k] = v
+	return w
+}
+
+// Owner sets the controlling owner.
+func (w *WorkloadWrapper) Owner(apiVersion, kind, name, uid string) *WorkloadWrapper {
+	w.OwnerReferences = append(w.OwnerReferences, metav1.OwnerReference{
+		APIVersion: apiVersion, Kind: kind, Name: name, UID: types.UID(uid), Controller: ptr.To(true),
+	})
 	return w
 }

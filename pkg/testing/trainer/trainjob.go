@@ -3,6 +3,7 @@ package trainer
 
 import (
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 )
@@ -75,6 +76,36 @@ func (w *TrainJobWrapper) RuntimePatch(manager, label, value string) *TrainJobWr
 							Spec: &trainer.JobSpecPatch{
 								Template: &trainer.PodTemplatePatch{
 									Metadata: &metav1.ObjectMeta{Labels: map[string]string{label: value}},
+								},
+							},
+						},
+					}},
+				},
+			},
+		},
+	})
+	return w
+}
+
+// NodeEnv adds a RuntimePatch entry owned by manager that sets env on the
+// node container, which Trainer's webhook forbids.
+func (w *TrainJobWrapper) NodeEnv(manager, name, value string) *TrainJobWrapper {
+	w.Spec.RuntimePatches = append(w.Spec.RuntimePatches, trainer.RuntimePatch{
+		Manager: manager,
+		TrainingRuntimeSpec: &trainer.TrainingRuntimeSpecPatch{
+			Template: &trainer.JobSetTemplatePatch{
+				Spec: &trainer.JobSetSpecPatch{
+					ReplicatedJobs: []trainer.ReplicatedJobPatch{{
+						Name: "node",
+						Template: &trainer.JobTemplatePatch{
+							Spec: &trainer.JobSpecPatch{
+								Template: &trainer.PodTemplatePatch{
+									Spec: &trainer.PodSpecPatch{
+										Containers: []trainer.ContainerPatch{{
+											Name: "node",
+											Env:  []corev1.EnvVar{{Name: name, Value: value}},
+										}},
+									},
 								},
 							},
 						},

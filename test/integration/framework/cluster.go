@@ -159,6 +159,11 @@ func (c *Cluster) StartAPIServer(ctx context.Context) error {
 	return c.waitReady(ctx)
 }
 
+// APIServerRunning reports whether the API server process is up.
+func (c *Cluster) APIServerRunning() bool {
+	return c.api.pid() != 0
+}
+
 // StopAPIServer stops the API server process by PID and leaves etcd up, so
 // that the cluster looks unreachable and comes back with its data.
 func (c *Cluster) StopAPIServer() error {

@@ -1,0 +1,189 @@
+// Package adapter knows how to copy a job of one kind to a worker and how to
+// mirror its status back. There is one Adapter interface and one
+// implementation, over unstructured objects, for every kind: a TrainJob is
+// the generic job with TrainJob's spec rules added (see trainjob.go), so the
+// copy rules live in one place.
+package adapter
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	courier "github.com/courierdev/courier/api/v1alpha1"
+)
+
+// Kueue's marker telling a worker's Kueue to adopt an existing Workload
+// instead of creating one for the job.
+const (
+	PrebuiltWorkloadLabel      = "kueue.x-k8s.io/prebuilt-workload-name"
+	PrebuiltWorkloadAnnotation = "kueue.x-k8s.io/prebuilt-workload-name"
+)
+
+// Adapter copies jobs of one kind between clusters.
+type Adapter interface {
+	// GVK is the kind the adapter handles.
+	GVK() schema.GroupVersionKind
+	// Check returns a *Rejection when the manager's job cannot be
+	// dispatched as it is.
+	Check(job *unstructured.Unstructured) error
+	// RemoteCopy builds the worker's copy of the manager's job, to be adopted
+	// by the Workload copy named workload.
+	RemoteCopy(job *unstructured.Unstructured, workload string, origin string) (*unstructured.Unstructured, error)
+	// StatusPatch returns the JSON merge patch that makes local's status
+	// mirror remote's, or nil when it already does.
+	StatusPatch(local, remote *unstructured.Unstructured) ([]byte, error)
+}
+
+// Rejection is a manager job that cannot be dispatched until its owner
+// changes it; retrying does not help.
+type Rejection struct {
+	Message string
+}
+
+func (r *Rejection) Error() string { return r.Message }
+
+// Kind configures the one adapter implementation.
+type Kind struct {
+	GVK schema.GroupVersionKind
+	// ManagedByPath is the dot-separated path of the managedBy field.
+	ManagedByPath string
+	// ManagedByValue is what the field must hold on the manager.
+	ManagedByValue string
+	// StatusFields are the status fields mirrored; empty means all.
+	StatusFields []string
+}
+
+// kindAdapter is the one Adapter implementation.
+type kindAdapter struct {
+	Kind
+	// check and mutate add a kind's own rules to the shared ones.
+	check  func(*unstructured.Unstructured) field.ErrorList
+	mutate func(*unstructured.Unstructured) error
+}
+
+// New returns the generic adapter for a kind.
+func New(k Kind) Adapter { return &kindAdapter{Kind: k} }
+
+// GVK implements Adapter.
+func (k *kindAdapter) GVK() schema.GroupVersionKind { return k.Kind.GVK }
+
+func (k *kindAdapter) managedByPath() []string { return strings.Split(k.ManagedByPath, ".") }
+
+// Check implements Adapter: the job must be managed by Courier's value, or
+// the manager's own controller would run it too, and it must pass the
+// kind's rules.
+func (k *kindAdapter) Check(job *unstructured.Unstructured) error {
+	got, found, err := unstructured.NestedString(job.Object, k.managedByPath()...)
+	if err != nil || !found || got != k.ManagedByValue {
+		return &Rejection{Message: fmt.Sprintf("%s %s/%s has %s %q; set it to %q when creating the job, so that only the worker runs it.",
+			k.Kind.GVK.Kind, job.GetNamespace(), job.GetName(), k.ManagedByPath, got, k.ManagedByValue)}
+	}
+	if k.check != nil {
+		if errs := k.check(job); len(errs) > 0 {
+			return &Rejection{Message: fmt.Sprintf("%s %s/%s would be refused by the worker: %v.",
+				k.Kind.GVK.Kind, job.GetNamespace(), job.GetName(), errs.ToAggregate())}
+		}
+	}
+	return nil
+}
+
+// RemoteCopy implements Adapter. The copy has the job's name, namespace,
+// labels and annotations, and a deep copy of its spec without managedBy, so
+// that the worker's own controller runs it; no owner references, UID or
+// resource version. It carries the origin label, the prebuilt-workload
+// marker and Courier's finalizer.
+func (k *kindAdapter) RemoteCopy(job *unstructured.Unstructured, workload string, origin string) (*unstructured.Unstructured, error) {
+	out := &unstructured.Unstructured{Object: map[string]any{}}
+	out.SetGroupVersionKind(k.Kind.GVK)
+	out.SetName(job.GetName())
+	out.SetNamespace(job.GetNamespace())
+	labels := maps.Clone(job.GetLabels())
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	labels[courier.OriginLabel] = origin
+	annotations := maps.Clone(job.GetAnnotations())
+	if len(validation.IsValidLabelValue(workload)) == 0 {
+		labels[PrebuiltWorkloadLabel] = workload
+	} else {
+		// A label value holds at most 63 characters.
+		if annotations == nil {
+			annotations = map[string]string{}
+		}
+		annotations[PrebuiltWorkloadAnnotation] = workload
+	}
+	out.SetLabels(labels)
+	out.SetAnnotations(annotations)
+	out.SetFinalizers([]string{courier.RemoteFinalizer})
+
+	if spec, ok := job.Object["spec"]; ok {
+		out.Object["spec"] = runtime.DeepCopyJSONValue(spec)
+	}
+	unstructured.RemoveNestedField(out.Object, k.managedByPath()...)
+	if k.mutate != nil {
+		if err := k.mutate(out); err != nil {
+			return nil, fmt.Errorf("building the worker copy of %s %s/%s: %w", k.Kind.GVK.Kind, job.GetNamespace(), job.GetName(), err)
+		}
+	}
+	return out, nil
+}
+
+// StatusPatch implements Adapter. Fields present on the manager but absent
+// on the worker are removed, so the manager's status is the worker's.
+func (k *kindAdapter) StatusPatch(local, remote *unstructured.Unstructured) ([]byte, error) {
+	remoteStatus, _, _ := unstructured.NestedMap(remote.Object, "status")
+	localStatus, _, _ := unstructured.NestedMap(local.Object, "status")
+	fields := k.StatusFields
+	if len(fields) == 0 {
+		fields = unionKeys(remoteStatus, localStatus)
+	}
+	patch := map[string]any{}
+	for _, f := range fields {
+		want, inRemote := remoteStatus[f]
+		got, inLocal := localStatus[f]
+		switch {
+		case inRemote && (!inLocal || !equality.Semantic.DeepEqual(want, got)):
+			patch[f] = want
+		case !inRemote && inLocal:
+			patch[f] = nil
+		}
+	}
+	if len(patch) == 0 {
+		return nil, nil
+	}
+	data, err := json.Marshal(map[string]any{"status": patch})
+	if err != nil {
+		return nil, fmt.Errorf("encoding status patch: %w", err)
+	}
+	return data, nil
+}
+
+// WorkloadName returns the prebuilt Workload a worker copy belongs to.
+func WorkloadName(obj *unstructured.Unstructured) string {
+	if name := obj.GetLabels()[PrebuiltWorkloadLabel]; name != "" {
+		return name
+	}
+	return obj.GetAnnotations()[PrebuiltWorkloadAnnotation]
+}
+
+func unionKeys(a, b map[string]any) []string {
+	keys := make([]string, 0, len(a)+len(b))
+	for key := range a {
+		keys = append(keys, key)
+	}
+	for key := range b {
+		if _, ok := a[key]; !ok {
+			keys = append(keys, key)
+		}
+	}
+	return keys
+}

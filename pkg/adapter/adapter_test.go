@@ -1,0 +1,181 @@
+package adapter
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	trainertesting "github.com/courierdev/courier/pkg/testing/trainer"
+)
+
+func toUnstructured(t *testing.T, obj runtime.Object) *unstructured.Unstructured {
+	t.Helper()
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &unstructured.Unstructured{Object: m}
+}
+
+func trainJob(t *testing.T, w *trainertesting.TrainJobWrapper) *unstructured.Unstructured {
+	tj := w.Obj()
+	tj.TypeMeta = metav1.TypeMeta{APIVersion: trainer.GroupVersion.String(), Kind: trainer.TrainJobKind}
+	tj.UID = "uid-1"
+	tj.ResourceVersion = "42"
+	tj.OwnerReferences = []metav1.OwnerReference{{APIVersion: "v1", Kind: "ConfigMap", Name: "owner", UID: "uid-0"}}
+	return toUnstructured(t, tj)
+}
+
+func TestTrainJobRemoteCopy(t *testing.T) {
+	longName := strings.Repeat("w", 70)
+	cases := map[string]struct {
+		job      *trainertesting.TrainJobWrapper
+		workload string
+		want     *trainertesting.TrainJobWrapper
+		wantAnno map[string]string
+	}{
+		"metadata subset, managedBy removed, prebuilt label and origin set": {
+			job:      trainertesting.MakeTrainJob("tj", "ns").ManagedBy(TrainJobManagedBy).Label("team", "a").Suspend(false),
+			workload: "trainjob-tj-1234",
+			want: trainertesting.MakeTrainJob("tj", "ns").Label("team", "a").Suspend(false).
+				Label("courier.dev/origin", "org").Label(PrebuiltWorkloadLabel, "trainjob-tj-1234"),
+		},
+		"the manager-side Kueue entry is dropped, the others travel as they are": {
+			job: trainertesting.MakeTrainJob("tj", "ns").ManagedBy(TrainJobManagedBy).
+				RuntimePatch("example.com/user", "a", "1").
+				RuntimePatch("kueue.x-k8s.io/manager", "k", "2").
+				RuntimePatch("vendor.io/tuner", "b", "3"),
+			workload: "wl",
+			want: trainertesting.MakeTrainJob("tj", "ns").
+				RuntimePatch("example.com/user", "a", "1").
+				RuntimePatch("vendor.io/tuner", "b", "3").
+				Label("courier.dev/origin", "org").Label(PrebuiltWorkloadLabel, "wl"),
+		},
+		"only the Kueue entry: no runtimePatches on the worker": {
+			job:      trainertesting.MakeTrainJob("tj", "ns").ManagedBy(TrainJobManagedBy).RuntimePatch("kueue.x-k8s.io/manager", "k", "2"),
+			workload: "wl",
+			want:     trainertesting.MakeTrainJob("tj", "ns").Label("courier.dev/origin", "org").Label(PrebuiltWorkloadLabel, "wl"),
+		},
+		"a workload name too long for a label goes in an annotation": {
+			job:      trainertesting.MakeTrainJob("tj", "ns").ManagedBy(TrainJobManagedBy),
+			workload: longName,
+			want:     trainertesting.MakeTrainJob("tj", "ns").Label("courier.dev/origin", "org"),
+			wantAnno: map[string]string{PrebuiltWorkloadAnnotation: longName},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got, err := NewTrainJob().RemoteCopy(trainJob(t, tc.job), tc.workload, "org")
+			if err != nil {
+				t.Fatalf("RemoteCopy() = %v", err)
+			}
+			want := tc.want.Obj()
+			want.TypeMeta = metav1.TypeMeta{APIVersion: trainer.GroupVersion.String(), Kind: trainer.TrainJobKind}
+			want.Finalizers = []string{"courier.dev/dispatcher"}
+			want.Annotations = tc.wantAnno
+			if diff := cmp.Diff(toUnstructured(t, want).Object, got.Object); diff != "" {
+				t.Errorf("RemoteCopy() mismatch (-want +got):\n%s", diff)
+			}
+			if WorkloadName(got) != tc.workload {
+				t.Errorf("WorkloadName() = %q, want %q", WorkloadName(got), tc.workload)
+			}
+		})
+	}
+}
+
+func TestTrainJobCheck(t *testing.T) {
+	cases := map[string]struct {
+		job     *trainertesting.TrainJobWrapper
+		wantErr string
+	}{
+		"managed by MultiKueue": {
+			job: trainertesting.MakeTrainJob("tj", "ns").ManagedBy(TrainJobManagedBy).RuntimePatch("example.com/user", "a", "b"),
+		},
+		"no managedBy": {
+			job:     trainertesting.MakeTrainJob("tj", "ns"),
+			wantErr: `TrainJob ns/tj has spec.managedBy ""; set it to "kueue.x-k8s.io/multikueue"`,
+		},
+		"Trainer's own controller": {
+			job:     trainertesting.MakeTrainJob("tj", "ns").ManagedBy("trainer.kubeflow.org/trainjob-controller"),
+			wantErr: `has spec.managedBy "trainer.kubeflow.org/trainjob-controller"`,
+		},
+		"env on the node container": {
+			job:     trainertesting.MakeTrainJob("tj", "ns").ManagedBy(TrainJobManagedBy).NodeEnv("example.com/user", "A", "b"),
+			wantErr: `would be refused by the worker: spec.runtimePatches[0].trainingRuntimeSpec.template.spec.replicatedJobs[0].template.spec.template.spec.containers[0].env: Forbidden`,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			err := NewTrainJob().Check(trainJob(t, tc.job))
+			if tc.wantErr == "" {
+				if err != nil {
+					t.Fatalf("Check() = %v, want nil", err)
+				}
+				return
+			}
+			var rej *Rejection
+			if !errors.As(err, &rej) || !strings.Contains(rej.Message, tc.wantErr) {
+				t.Fatalf("Check() = %v, want a Rejection containing %q", err, tc.wantErr)
+			}
+		})
+	}
+}
+
+func TestStatusPatch(t *testing.T) {
+	gvk := schema.GroupVersionKind{Group: "example.com", Version: "v1", Kind: "MyJob"}
+	obj := func(status map[string]any) *unstructured.Unstructured {
+		u := &unstructured.Unstructured{Object: map[string]any{}}
+		u.SetGroupVersionKind(gvk)
+		if status != nil {
+			u.Object["status"] = status
+		}
+		return u
+	}
+	conds := []any{map[string]any{"type": "Complete", "status": "True"}}
+	cases := map[string]struct {
+		fields []string
+		local  map[string]any
+		remote map[string]any
+		want   string
+	}{
+		"in sync": {
+			local:  map[string]any{"phase": "Running"},
+			remote: map[string]any{"phase": "Running"},
+		},
+		"whole status copied, stale fields removed": {
+			local:  map[string]any{"phase": "Running", "startTime": "t0"},
+			remote: map[string]any{"phase": "Done", "conditions": conds},
+			want:   `{"status":{"conditions":[{"status":"True","type":"Complete"}],"phase":"Done","startTime":null}}`,
+		},
+		"only the listed fields": {
+			fields: []string{"conditions"},
+			local:  map[string]any{"phase": "Running"},
+			remote: map[string]any{"phase": "Done", "conditions": conds},
+			want:   `{"status":{"conditions":[{"status":"True","type":"Complete"}]}}`,
+		},
+		"no remote status yet": {
+			fields: []string{"conditions"},
+			local:  nil,
+			remote: nil,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			a := New(Kind{GVK: gvk, ManagedByPath: "spec.managedBy", ManagedByValue: "x", StatusFields: tc.fields})
+			got, err := a.StatusPatch(obj(tc.local), obj(tc.remote))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, string(got)); diff != "" {
+				t.Errorf("StatusPatch() mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -1,0 +1,144 @@
+// Package dispatch is Courier's Kueue admission-check controller. For each
+// manager Workload with quota reserved and a Courier check, it copies the
+// Workload to the policy's workers, lets the first worker whose Kueue admits
+// the copy win, creates the job there through the job's adapter, marks the
+// check Ready, and mirrors status back until the Workload finishes.
+//
+// Each reconcile reads the Workload and its copies on every worker from
+// caches (observe), decides with the pure function plan, and carries the
+// plan out (act): remote writes, then one status write, then events.
+package dispatch
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/client-go/util/workqueue"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+
+	courier "github.com/courierdev/courier/api/v1alpha1"
+	"github.com/courierdev/courier/pkg/adapter"
+	"github.com/courierdev/courier/pkg/cluster"
+)
+
+// +kubebuilder:rbac:groups=kueue.x-k8s.io,resources=workloads,verbs=get;list;watch
+// +kubebuilder:rbac:groups=kueue.x-k8s.io,resources=workloads/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=kueue.x-k8s.io,resources=admissionchecks,verbs=get;list;watch
+// +kubebuilder:rbac:groups=kueue.x-k8s.io,resources=admissionchecks/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=kueue.x-k8s.io,resources=clusterqueues,verbs=get;list;watch
+// +kubebuilder:rbac:groups=courier.dev,resources=dispatchpolicies,verbs=get;list;watch
+// +kubebuilder:rbac:groups=trainer.kubeflow.org,resources=trainjobs,verbs=get;list;watch
+// +kubebuilder:rbac:groups=trainer.kubeflow.org,resources=trainjobs/status,verbs=get;update;patch
+
+// Options configure the dispatcher.
+type Options struct {
+	Origin            string
+	WorkerLostTimeout time.Duration
+	GCInterval        time.Duration
+	// Adapters handle the job kinds Courier dispatches.
+	Adapters []adapter.Adapter
+}
+
+// Reconciler dispatches manager Workloads.
+type Reconciler struct {
+	client   client.Client
+	cache    *cluster.Cache
+	opts     Options
+	adapters map[schema.GroupKind]adapter.Adapter
+	recorder events.EventRecorder
+	now      func() time.Time
+	skips    *skipNotes
+	// remote carries workers' object changes and garbage-collection sweeps
+	// into the controller as Workload keys; stopped closes when the manager
+	// stops, so that no sender waits on it for ever.
+	remote  chan event.TypedGenericEvent[reconcile.Request]
+	stopped chan struct{}
+}
+
+// New returns a Reconciler; hand OnRemoteChange to the cluster cache.
+func New(c client.Client, recorder events.EventRecorder, opts Options) *Reconciler {
+	r := &Reconciler{
+		client:   c,
+		opts:     opts,
+		adapters: map[schema.GroupKind]adapter.Adapter{},
+		recorder: recorder,
+		now:      time.Now,
+		skips:    newSkipNotes(),
+		remote:   make(chan event.TypedGenericEvent[reconcile.Request], 4096),
+		stopped:  make(chan struct{}),
+	}
+	for _, a := range opts.Adapters {
+		r.adapters[a.GVK().GroupKind()] = a
+	}
+	return r
+}
+
+// OnRemoteChange maps a worker's object to the manager Workload it belongs
+// to and queues that Workload. It blocks while the queue is full, since
+// dropping the event could lose a status change, but not past shutdown.
+func (r *Reconciler) OnRemoteChange(_ string, obj client.Object) {
+	name := obj.GetName()
+	if job, ok := obj.(*unstructured.Unstructured); ok {
+		if name = adapter.WorkloadName(job); name == "" {
+			return
+		}
+	}
+	ev := event.TypedGenericEvent[reconcile.Request]{Object: reconcile.Request{
+		NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: name},
+	}}
+	select {
+	case r.remote <- ev:
+	case <-r.stopped:
+	}
+}
+
+// SetupWithManager registers the dispatcher, its garbage collector and the
+// AdmissionCheck controller.
+func (r *Reconciler) SetupWithManager(mgr manager.Manager, cache *cluster.Cache) error {
+	r.cache = cache
+	if err := indexWorkloads(mgr); err != nil {
+		return err
+	}
+	if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
+		<-ctx.Done()
+		close(r.stopped)
+		return nil
+	})); err != nil {
+		return fmt.Errorf("adding the shutdown guard: %w", err)
+	}
+	if err := mgr.Add(&collector{r: r}); err != nil {
+		return fmt.Errorf("adding the garbage collector: %w", err)
+	}
+	b := builder.ControllerManagedBy(mgr).
+		Named("dispatch").
+		For(&kueue.Workload{}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: 8}).
+		WatchesRawSource(source.TypedChannel(r.remote, handler.TypedFuncs[reconcile.Request, reconcile.Request]{
+			GenericFunc: func(_ context.Context, e event.TypedGenericEvent[reconcile.Request], q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+				q.Add(e.Object)
+			},
+		})).
+		Watches(&courier.WorkerCluster{}, handler.EnqueueRequestsFromMapFunc(r.workloadsForCluster)).
+		Watches(&kueue.AdmissionCheck{}, handler.EnqueueRequestsFromMapFunc(r.pendingWorkloads)).
+		Watches(&courier.DispatchPolicy{}, handler.EnqueueRequestsFromMapFunc(r.pendingWorkloads))
+	for _, a := range r.adapters {
+		b = b.Watches(jobObject(a), handler.EnqueueRequestsFromMapFunc(r.workloadsForJob))
+	}
+	if err := b.Complete(r); err != nil {
+		return fmt.Errorf("setting up the dispatch controller: %w", err)
+	}
+	return setupAdmissionChecks(mgr)
+}

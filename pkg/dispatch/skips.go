@@ -1,0 +1,64 @@
+package dispatch
+
+import (
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// How long a worker is passed over for a Workload after a create there
+// failed for a reason a person must fix.
+const (
+	foreignSkip   skipDuration = 5 * time.Minute
+	namespaceSkip skipDuration = 30 * time.Second
+
+	// requeueSoon is when to look again after passing a worker over.
+	requeueSoon = time.Second
+)
+
+type skipDuration = time.Duration
+
+// skipNotes remembers, per manager Workload, workers to pass over for a
+// while: one holding a same-name object Courier does not own, or lacking the
+// namespace. Kept in memory: after a restart the next create finds out again.
+type skipNotes struct {
+	mu    sync.Mutex
+	notes map[types.UID]map[string]skipNote
+}
+
+type skipNote struct {
+	reason string
+	until  time.Time
+}
+
+func newSkipNotes() *skipNotes {
+	return &skipNotes{notes: map[types.UID]map[string]skipNote{}}
+}
+
+func (s *skipNotes) add(uid types.UID, cluster, reason string, until time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.notes[uid] == nil {
+		s.notes[uid] = map[string]skipNote{}
+	}
+	s.notes[uid][cluster] = skipNote{reason: reason, until: until}
+}
+
+// reason returns why cluster is passed over for uid now, or "".
+func (s *skipNotes) reason(uid types.UID, cluster string, now time.Time) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n, ok := s.notes[uid][cluster]
+	if !ok || now.After(n.until) {
+		return ""
+	}
+	return n.reason
+}
+
+// forget drops the notes of a Workload that is gone or finished.
+func (s *skipNotes) forget(uid types.UID) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.notes, uid)
+}

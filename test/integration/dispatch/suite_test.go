@@ -1,0 +1,119 @@
+package dispatch
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+
+	configv1alpha1 "github.com/courierdev/courier/api/config/v1alpha1"
+	courierv1alpha1 "github.com/courierdev/courier/api/v1alpha1"
+	couriertesting "github.com/courierdev/courier/pkg/testing/courier"
+	"github.com/courierdev/courier/test/integration/framework"
+)
+
+// workerLostTimeout is short so that the lost-worker spec runs in seconds.
+const workerLostTimeout = 15 * time.Second
+
+const (
+	checkName  = "courier"
+	policyName = "all-workers"
+)
+
+var (
+	env     *framework.Environment
+	courier *framework.Courier
+	// workerNames are the WorkerCluster names of env.Workers, in order.
+	workerNames []string
+)
+
+func TestDispatch(t *testing.T) {
+	RegisterFailHandler(Fail)
+	RunSpecs(t, "Dispatch suite")
+}
+
+var _ = BeforeSuite(func(ctx context.Context) {
+	ctrl.SetLogger(zap.New(zap.WriteTo(GinkgoWriter), zap.UseDevMode(true)))
+	SetDefaultEventuallyTimeout(30 * time.Second)
+	var err error
+	env, err = framework.Start(ctx, framework.Options{Workers: 2})
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(func() { Expect(env.Stop()).To(Succeed()) })
+
+	courier, err = env.StartCourier(ctx, func(c *configv1alpha1.Configuration) {
+		c.WorkerLostTimeout = &metav1.Duration{Duration: workerLostTimeout}
+		c.GCInterval = &metav1.Duration{Duration: 5 * time.Second}
+	})
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(func() { Expect(courier.Stop()).To(Succeed()) })
+
+	for _, worker := range env.Workers {
+		Expect(courier.KubeconfigSecret(ctx, env.Manager, worker.Name, worker, framework.AdminUser)).To(Succeed())
+		Expect(env.Manager.Client.Create(ctx, couriertesting.MakeWorkerCluster(worker.Name).Obj())).To(Succeed())
+		workerNames = append(workerNames, worker.Name)
+	}
+	Expect(env.Manager.Client.Create(ctx, &courierv1alpha1.DispatchPolicy{
+		ObjectMeta: metav1.ObjectMeta{Name: policyName},
+		Spec:       courierv1alpha1.DispatchPolicySpec{Clusters: workerNames},
+	})).To(Succeed())
+	Expect(env.Manager.Client.Create(ctx, admissionCheck(checkName, policyName))).To(Succeed())
+	expectCheckActive(ctx, checkName, metav1.ConditionTrue, courierv1alpha1.ReasonAdmissionCheckActive)
+}, NodeTimeout(framework.StartTimeout))
+
+// Every spec starts with both workers connected.
+var _ = BeforeEach(func(ctx context.Context) {
+	for _, name := range workerNames {
+		Eventually(func(g Gomega) {
+			_, err := courier.Cache.Get(name)
+			g.Expect(err).NotTo(HaveOccurred())
+		}).WithTimeout(time.Minute).Should(Succeed())
+	}
+})
+
+func admissionCheck(name, policy string) *kueue.AdmissionCheck {
+	return &kueue.AdmissionCheck{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: kueue.AdmissionCheckSpec{
+			ControllerName: courierv1alpha1.ControllerName,
+			Parameters: &kueue.AdmissionCheckParametersReference{
+				APIGroup: courierv1alpha1.GroupVersion.Group, Kind: "DispatchPolicy", Name: policy,
+			},
+		},
+	}
+}
+
+func expectCheckActive(ctx context.Context, name string, status metav1.ConditionStatus, reason string) *kueue.AdmissionCheck {
+	ac := &kueue.AdmissionCheck{}
+	EventuallyWithOffset(1, func(g Gomega) {
+		g.Expect(env.Manager.Client.Get(ctx, client.ObjectKey{Name: name}, ac)).To(Succeed())
+		var cond *metav1.Condition
+		for i := range ac.Status.Conditions {
+			if ac.Status.Conditions[i].Type == kueue.AdmissionCheckActive {
+				cond = &ac.Status.Conditions[i]
+			}
+		}
+		g.Expect(cond).NotTo(BeNil())
+		g.Expect(cond.Status).To(Equal(status), "condition: %+v", cond)
+		g.Expect(cond.Reason).To(Equal(reason), "condition: %+v", cond)
+	}).Should(Succeed())
+	return ac
+}
+
+// namespaceEverywhere creates a namespace on the manager and the same one on
+// every worker, as a platform team would.
+func namespaceEverywhere(ctx context.Context) string {
+	ns, err := env.Manager.CreateNamespace(ctx, "dispatch")
+	Expect(err).NotTo(HaveOccurred())
+	for _, w := range env.Workers {
+		Expect(w.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns.Name}})).To(Succeed())
+	}
+	return ns.Name
+}
