@@ -32,6 +32,7 @@ K8S_LDFLAGS := -X k8s.io/component-base/version.gitVersion=$(K8S_VERSION) \
 	-X k8s.io/component-base/version.gitTreeState=clean \
 	-X k8s.io/component-base/version.buildDate=1970-01-01T00:00:00Z
 
+GO_DIRS := api cmd pkg test hack
 GO_TEST_FLAGS ?=
 INTEGRATION_PACKAGES := ./test/integration/...
 UNIT_PACKAGES = $(shell go list ./... | grep -v -e /test/integration -e /e2e)
@@ -68,7 +69,7 @@ manifests: $(CONTROLLER_GEN) ## Generate CRDs and RBAC.
 
 .PHONY: fmt
 fmt: ## Format the code.
-	gofmt -s -w $$(git ls-files '*.go')
+	gofmt -s -w $(GO_DIRS)
 
 .PHONY: vet
 vet: ## Run go vet.
@@ -76,7 +77,7 @@ vet: ## Run go vet.
 
 .PHONY: lint
 lint: $(STATICCHECK) ## Run gofmt, go vet and staticcheck.
-	@unformatted=$$(gofmt -s -l $$(git ls-files --cached --others --exclude-standard '*.go')); \
+	@unformatted=$$(gofmt -s -l $(GO_DIRS)); \
 	if [ -n "$$unformatted" ]; then echo "gofmt would change:"; echo "$$unformatted"; exit 1; fi
 	go vet ./...
 	$(STATICCHECK) ./...

@@ -15,6 +15,11 @@ const (
 	// deleted and created again under the same name) is recognised as stale.
 	ManagerUIDAnnotation = "courier.dev/manager-workload-uid"
 
+	// WorkloadLabel is set on the objects a job needs on a worker besides
+	// itself (its PodGroups and their core Workloads) to the name of the
+	// manager Workload they travel with, so that they go with it.
+	WorkloadLabel = "courier.dev/workload"
+
 	// RemoteFinalizer keeps a remote copy until Courier has copied its final
 	// status to the manager (kueue#14734).
 	RemoteFinalizer = "courier.dev/dispatcher"

@@ -70,8 +70,9 @@ type kindAdapter struct {
 	mutate func(*unstructured.Unstructured) error
 }
 
-// New returns the generic adapter for a kind.
-func New(k Kind) Adapter { return &kindAdapter{Kind: k} }
+// New returns the generic adapter for a kind, with the rules of
+// well-known kinds (batch/v1 Job) added.
+func New(k Kind) Adapter { return &kindAdapter{Kind: k, mutate: kindRules[k.GVK]} }
 
 // GVK implements Adapter.
 func (k *kindAdapter) GVK() schema.GroupVersionKind { return k.Kind.GVK }
@@ -102,16 +103,8 @@ func (k *kindAdapter) Check(job *unstructured.Unstructured) error {
 // resource version. It carries the origin label, the prebuilt-workload
 // marker and Courier's finalizer.
 func (k *kindAdapter) RemoteCopy(job *unstructured.Unstructured, workload string, origin string) (*unstructured.Unstructured, error) {
-	out := &unstructured.Unstructured{Object: map[string]any{}}
-	out.SetGroupVersionKind(k.Kind.GVK)
-	out.SetName(job.GetName())
-	out.SetNamespace(job.GetNamespace())
-	labels := maps.Clone(job.GetLabels())
-	if labels == nil {
-		labels = map[string]string{}
-	}
-	labels[courier.OriginLabel] = origin
-	annotations := maps.Clone(job.GetAnnotations())
+	out := CopyForWorker(job, origin)
+	labels, annotations := out.GetLabels(), out.GetAnnotations()
 	if len(validation.IsValidLabelValue(workload)) == 0 {
 		labels[PrebuiltWorkloadLabel] = workload
 	} else {
@@ -124,10 +117,6 @@ func (k *kindAdapter) RemoteCopy(job *unstructured.Unstructured, workload string
 	out.SetLabels(labels)
 	out.SetAnnotations(annotations)
 	out.SetFinalizers([]string{courier.RemoteFinalizer})
-
-	if spec, ok := job.Object["spec"]; ok {
-		out.Object["spec"] = runtime.DeepCopyJSONValue(spec)
-	}
 	unstructured.RemoveNestedField(out.Object, k.managedByPath()...)
 	if k.mutate != nil {
 		if err := k.mutate(out); err != nil {
@@ -135,6 +124,28 @@ func (k *kindAdapter) RemoteCopy(job *unstructured.Unstructured, workload string
 		}
 	}
 	return out, nil
+}
+
+// CopyForWorker is the copy rule every object Courier sends to a worker
+// follows: the kind, name, namespace, labels and annotations, a deep copy of
+// the spec, and the origin label; no owner references, UID, resource
+// version or status.
+func CopyForWorker(obj *unstructured.Unstructured, origin string) *unstructured.Unstructured {
+	out := &unstructured.Unstructured{Object: map[string]any{}}
+	out.SetGroupVersionKind(obj.GroupVersionKind())
+	out.SetName(obj.GetName())
+	out.SetNamespace(obj.GetNamespace())
+	labels := maps.Clone(obj.GetLabels())
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	labels[courier.OriginLabel] = origin
+	out.SetLabels(labels)
+	out.SetAnnotations(maps.Clone(obj.GetAnnotations()))
+	if spec, ok := obj.Object["spec"]; ok {
+		out.Object["spec"] = runtime.DeepCopyJSONValue(spec)
+	}
+	return out
 }
 
 // StatusPatch implements Adapter. Fields present on the manager but absent

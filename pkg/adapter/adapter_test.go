@@ -179,3 +179,51 @@ func TestStatusPatch(t *testing.T) {
 		})
 	}
 }
+
+func TestBatchJobRemoteCopy(t *testing.T) {
+	uidLabels := map[string]any{"batch.kubernetes.io/controller-uid": "u1", "controller-uid": "u1", "batch.kubernetes.io/job-name": "j", "app": "x"}
+	job := func(manual bool) *unstructured.Unstructured {
+		spec := map[string]any{
+			"managedBy": "courier.dev/dispatcher",
+			"selector":  map[string]any{"matchLabels": map[string]any{"batch.kubernetes.io/controller-uid": "u1"}},
+			"template":  map[string]any{"metadata": map[string]any{"labels": uidLabels}, "spec": map[string]any{}},
+		}
+		if manual {
+			spec["manualSelector"] = true
+		}
+		return &unstructured.Unstructured{Object: map[string]any{"apiVersion": "batch/v1", "kind": "Job",
+			"metadata": map[string]any{"name": "j", "namespace": "ns"}, "spec": spec}}
+	}
+	a := New(Kind{GVK: schema.GroupVersionKind{Group: "batch", Version: "v1", Kind: "Job"}, ManagedByPath: "spec.managedBy", ManagedByValue: "courier.dev/dispatcher"})
+	cases := map[string]struct {
+		manual       bool
+		wantSelector bool
+		wantLabels   map[string]any
+	}{
+		"the generated selector and its labels are dropped": {
+			wantLabels: map[string]any{"batch.kubernetes.io/job-name": "j", "app": "x"},
+		},
+		"a manual selector is the user's and stays": {
+			manual: true, wantSelector: true, wantLabels: uidLabels,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got, err := a.RemoteCopy(job(tc.manual), "wl", "org")
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, hasSelector, _ := unstructured.NestedMap(got.Object, "spec", "selector")
+			if hasSelector != tc.wantSelector {
+				t.Errorf("selector present = %v, want %v", hasSelector, tc.wantSelector)
+			}
+			labels, _, _ := unstructured.NestedMap(got.Object, "spec", "template", "metadata", "labels")
+			if diff := cmp.Diff(tc.wantLabels, labels); diff != "" {
+				t.Errorf("template labels (-want +got):\n%s", diff)
+			}
+			if _, found, _ := unstructured.NestedString(got.Object, "spec", "managedBy"); found {
+				t.Error("managedBy reached the worker copy")
+			}
+		})
+	}
+}

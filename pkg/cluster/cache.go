@@ -47,6 +47,10 @@ type Options struct {
 	// UnstructuredKinds are read as unstructured objects even if the scheme
 	// knows them: job kinds, which adapters handle generically.
 	UnstructuredKinds []schema.GroupVersionKind
+	// OptionalKinds are watched where served, read as unstructured, and not
+	// reported when missing: most workers lack them, and only jobs that
+	// need them care (PodGroups of native gang scheduling).
+	OptionalKinds []schema.GroupVersionKind
 	// Scheme knows the typed kinds; the others are read as unstructured.
 	Scheme *runtime.Scheme
 	// OnRemoteChange, if set, is called from a worker's informers for

@@ -87,7 +87,11 @@ func connect(ctx context.Context, name string, base *rest.Config, opts *Options)
 		return nil, classify(err, "reading the server version")
 	}
 	discover := func(context.Context) (sets.Set[schema.GroupVersionKind], []string, error) {
-		return discoverKinds(dc, opts.Kinds)
+		served, missing, err := discoverKinds(dc, append(slices.Clone(opts.Kinds), opts.OptionalKinds...))
+		missing = slices.DeleteFunc(missing, func(name string) bool {
+			return slices.ContainsFunc(opts.OptionalKinds, func(gvk schema.GroupVersionKind) bool { return KindName(gvk) == name })
+		})
+		return served, missing, err
 	}
 	served, missing, err := discover(ctx)
 	if err != nil {
@@ -204,7 +208,7 @@ func checkAccess(ctx context.Context, c client.Client, served sets.Set[schema.Gr
 // objectFor returns an empty object of a kind: typed when the scheme knows
 // it and the caller did not ask for unstructured.
 func objectFor(opts *Options, gvk schema.GroupVersionKind) client.Object {
-	if obj, err := opts.Scheme.New(gvk); err == nil && !slices.Contains(opts.UnstructuredKinds, gvk) {
+	if obj, err := opts.Scheme.New(gvk); err == nil && !slices.Contains(opts.UnstructuredKinds, gvk) && !slices.Contains(opts.OptionalKinds, gvk) {
 		if cobj, ok := obj.(client.Object); ok {
 			return cobj
 		}

@@ -3,6 +3,7 @@ package controllermanager
 import (
 	"fmt"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	ctrl "sigs.k8s.io/controller-runtime"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
@@ -18,15 +19,23 @@ import (
 // Setup adds Courier's controllers and the worker cluster cache to mgr, and
 // returns the cache.
 func Setup(mgr ctrl.Manager, cfg *configv1alpha1.Configuration) (*cluster.Cache, error) {
-	adapters, err := Adapters(cfg)
+	all, err := Adapters(cfg)
 	if err != nil {
 		return nil, err
+	}
+	adapters, unserved, err := servedAdapters(mgr.GetRESTMapper(), all)
+	if err != nil {
+		return nil, err
+	}
+	for _, kind := range unserved {
+		ctrl.Log.WithName("setup").Info("Not dispatching a job kind the manager's API server does not serve; install its CRD on the manager and restart Courier", "kind", kind)
 	}
 	dispatcher := dispatch.New(mgr.GetClient(), mgr.GetEventRecorder("courier-dispatch"), dispatch.Options{
 		Origin:            cfg.Origin,
 		WorkerLostTimeout: cfg.WorkerLostTimeout.Duration,
 		GCInterval:        cfg.GCInterval.Duration,
 		Adapters:          adapters,
+		UnservedKinds:     unserved,
 	})
 	var jobKinds []schema.GroupVersionKind
 	for _, a := range adapters {
@@ -38,6 +47,7 @@ func Setup(mgr ctrl.Manager, cfg *configv1alpha1.Configuration) (*cluster.Cache,
 		Burst:             int(*cfg.WorkerClient.Burst),
 		Kinds:             append([]schema.GroupVersionKind{kueue.SchemeGroupVersion.WithKind("Workload")}, jobKinds...),
 		UnstructuredKinds: jobKinds,
+		OptionalKinds:     []schema.GroupVersionKind{adapter.PodGroupGVK, adapter.SchedulingWorkloadGVK},
 		Scheme:            mgr.GetScheme(),
 		OnRemoteChange:    dispatcher.OnRemoteChange,
 	})
@@ -70,4 +80,25 @@ func Adapters(cfg *configv1alpha1.Configuration) ([]adapter.Adapter, error) {
 		}))
 	}
 	return adapters, nil
+}
+
+// servedAdapters splits the adapters into those whose kind the manager's API
+// server serves and the names of the others, which Courier reports instead
+// of failing to start.
+func servedAdapters(mapper meta.RESTMapper, all []adapter.Adapter) ([]adapter.Adapter, []string, error) {
+	var served []adapter.Adapter
+	var unserved []string
+	for _, a := range all {
+		gvk := a.GVK()
+		_, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+		switch {
+		case err == nil:
+			served = append(served, a)
+		case meta.IsNoMatchError(err):
+			unserved = append(unserved, cluster.KindName(gvk))
+		default:
+			return nil, nil, fmt.Errorf("looking up %s on the manager: %w", cluster.KindName(gvk), err)
+		}
+	}
+	return served, unserved, nil
 }

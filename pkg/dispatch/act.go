@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -39,19 +40,19 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		// Not (or no longer) Courier's: nothing may stay on the workers.
 		return reconcile.Result{}, r.removeEverywhere(ctx, req.NamespacedName)
 	}
-	o, job, a, err := r.observe(ctx, wl, ac)
+	o, job, err := r.observe(ctx, wl, ac)
 	if err != nil {
 		return reconcile.Result{}, err
 	}
 	p := plan(o)
 	ctrl.LoggerFrom(ctx).V(4).Info("Planned dispatch", "check", o.Check.State, "delete", p.Delete, "create", p.Create,
 		"createJob", p.CreateJob, "syncJob", p.SyncJob, "statusChange", p.Status != nil)
-	return r.act(ctx, wl, kueue.AdmissionCheckReference(ac.Name), p, job, a)
+	return r.act(ctx, wl, kueue.AdmissionCheckReference(ac.Name), p, job)
 }
 
 // act carries out a plan: remote deletes and creates, the job, the status
 // mirror, then one status write and the events.
-func (r *Reconciler) act(ctx context.Context, wl *kueue.Workload, check kueue.AdmissionCheckReference, p Plan, job *unstructured.Unstructured, a adapter.Adapter) (reconcile.Result, error) {
+func (r *Reconciler) act(ctx context.Context, wl *kueue.Workload, check kueue.AdmissionCheckReference, p Plan, job jobInfo) (reconcile.Result, error) {
 	result := reconcile.Result{RequeueAfter: p.RequeueAfter}
 	events := p.Events
 	var errs []error
@@ -84,7 +85,7 @@ func (r *Reconciler) act(ctx context.Context, wl *kueue.Workload, check kueue.Ad
 	}
 	status := p.Status
 	if p.CreateJob != "" {
-		ev, err := r.createJob(ctx, p.CreateJob, wl, job, a)
+		ev, err := r.createJob(ctx, p.CreateJob, wl, job)
 		if err != nil {
 			return reconcile.Result{}, fmt.Errorf("creating remote job on %s: %w", p.CreateJob, err)
 		}
@@ -93,8 +94,8 @@ func (r *Reconciler) act(ctx context.Context, wl *kueue.Workload, check kueue.Ad
 			events, status, result.RequeueAfter = append(events, *ev), nil, requeueSoon
 		}
 	}
-	if p.SyncJob != "" && job != nil {
-		if err := r.syncJob(ctx, p.SyncJob, wl, job, a); err != nil {
+	if p.SyncJob != "" && job.obj != nil {
+		if err := r.syncJob(ctx, p.SyncJob, wl, job.obj, job.adapter); err != nil {
 			return reconcile.Result{}, fmt.Errorf("mirroring job status from %s: %w", p.SyncJob, err)
 		}
 	}
@@ -176,34 +177,51 @@ func (r *Reconciler) createWorkloadCopy(ctx context.Context, c string, wl *kueue
 	}
 }
 
-// createJob creates the job on the worker that admitted its Workload.
-func (r *Reconciler) createJob(ctx context.Context, c string, wl *kueue.Workload, job *unstructured.Unstructured, a adapter.Adapter) (*Event, error) {
+// createJob creates the job on the worker that admitted its Workload,
+// after the objects it needs there (its PodGroups), so that its pods find
+// them.
+func (r *Reconciler) createJob(ctx context.Context, c string, wl *kueue.Workload, job jobInfo) (*Event, error) {
 	remote, err := r.cache.Get(c)
 	if err != nil {
 		return nil, err
 	}
-	copy, err := a.RemoteCopy(job, wl.Name, r.opts.Origin)
+	copies := make([]*unstructured.Unstructured, 0, len(job.deps)+1)
+	for _, dep := range job.deps {
+		copy := adapter.CopyForWorker(dep, r.opts.Origin)
+		labels := copy.GetLabels()
+		labels[courier.WorkloadLabel] = wl.Name
+		copy.SetLabels(labels)
+		copies = append(copies, copy)
+	}
+	jobCopy, err := job.adapter.RemoteCopy(job.obj, wl.Name, r.opts.Origin)
 	if err != nil {
 		return nil, err
 	}
-	err = remote.Client.Create(ctx, copy)
-	if err == nil || !apierrors.IsAlreadyExists(err) {
-		return nil, err
+	copies = append(copies, jobCopy)
+	for _, copy := range copies {
+		err := remote.Client.Create(ctx, copy)
+		if err == nil {
+			continue
+		}
+		if !apierrors.IsAlreadyExists(err) {
+			return nil, fmt.Errorf("creating %s %s: %w", copy.GetKind(), copy.GetName(), err)
+		}
+		existing := &unstructured.Unstructured{}
+		existing.SetGroupVersionKind(copy.GroupVersionKind())
+		if err := remote.APIReader.Get(ctx, client.ObjectKeyFromObject(copy), existing); err != nil {
+			return nil, client.IgnoreNotFound(err)
+		}
+		if r.owned(existing) {
+			continue
+		}
+		ev := r.skip(wl, c, foreignSkip, courier.EventForeignObject,
+			fmt.Sprintf("Worker %q has a %s %s/%s that Courier did not create; Courier leaves it alone and passes the worker over.", c, copy.GetKind(), copy.GetNamespace(), copy.GetName()))
+		if _, err := r.deleteCopies(ctx, c, wl.Namespace, wl.Name); err != nil {
+			return ev, err
+		}
+		return ev, nil
 	}
-	existing := &unstructured.Unstructured{}
-	existing.SetGroupVersionKind(a.GVK())
-	if err := remote.APIReader.Get(ctx, client.ObjectKeyFromObject(copy), existing); err != nil {
-		return nil, client.IgnoreNotFound(err)
-	}
-	if r.owned(existing) && adapter.WorkloadName(existing) == wl.Name {
-		return nil, nil
-	}
-	ev := r.skip(wl, c, foreignSkip, courier.EventForeignObject,
-		fmt.Sprintf("Worker %q has a %s %s/%s that Courier did not create; Courier leaves it alone and passes the worker over.", c, a.GVK().Kind, job.GetNamespace(), job.GetName()))
-	if _, err := r.deleteCopies(ctx, c, wl.Namespace, wl.Name); err != nil {
-		return ev, err
-	}
-	return ev, nil
+	return nil, nil
 }
 
 func (r *Reconciler) skip(wl *kueue.Workload, c string, d skipDuration, reason, msg string) *Event {
@@ -249,6 +267,19 @@ func (r *Reconciler) deleteCopies(ctx context.Context, c, ns, name string) (bool
 	var objs []client.Object
 	for _, j := range jobs {
 		objs = append(objs, j)
+	}
+	for _, gvk := range []schema.GroupVersionKind{adapter.PodGroupGVK, adapter.SchedulingWorkloadGVK} {
+		if !remote.Serves(gvk) {
+			continue
+		}
+		list := &unstructured.UnstructuredList{}
+		list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+		if err := remote.Client.List(ctx, list, client.InNamespace(ns), client.MatchingLabels{courier.WorkloadLabel: name}); err != nil {
+			return false, err
+		}
+		for i := range list.Items {
+			objs = append(objs, &list.Items[i])
+		}
 	}
 	wl := &kueue.Workload{}
 	if err := remote.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, wl); err == nil {

@@ -87,11 +87,12 @@ func multiKueueCheck(ctx context.Context, c client.Client, cq *kueue.ClusterQueu
 // AdmissionChecks: True when the policy exists and one of its clusters is
 // Active.
 type admissionCheckReconciler struct {
-	client client.Client
+	client   client.Client
+	unserved []string
 }
 
-func setupAdmissionChecks(mgr manager.Manager) error {
-	r := &admissionCheckReconciler{client: mgr.GetClient()}
+func setupAdmissionChecks(mgr manager.Manager, unserved []string) error {
+	r := &admissionCheckReconciler{client: mgr.GetClient(), unserved: unserved}
 	ours := predicate.NewPredicateFuncs(func(o client.Object) bool {
 		return o.(*kueue.AdmissionCheck).Spec.ControllerName == courier.ControllerName
 	})
@@ -120,6 +121,10 @@ func (r *admissionCheckReconciler) Reconcile(ctx context.Context, req reconcile.
 		return reconcile.Result{}, err
 	}
 	cond.ObservedGeneration = ac.Generation
+	if len(r.unserved) > 0 {
+		cond.Message += fmt.Sprintf(" Not dispatching %s: the manager's API server does not serve them; install their CRDs on the manager and restart Courier.",
+			strings.Join(r.unserved, ", "))
+	}
 	before := ac.DeepCopy()
 	if !meta.SetStatusCondition(&ac.Status.Conditions, cond) {
 		return reconcile.Result{}, nil

@@ -42,6 +42,7 @@ import (
 // +kubebuilder:rbac:groups=courier.dev,resources=dispatchpolicies,verbs=get;list;watch
 // +kubebuilder:rbac:groups=trainer.kubeflow.org,resources=trainjobs,verbs=get;list;watch
 // +kubebuilder:rbac:groups=trainer.kubeflow.org,resources=trainjobs/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=scheduling.k8s.io,resources=podgroups;workloads,verbs=get;list;watch
 
 // Options configure the dispatcher.
 type Options struct {
@@ -50,6 +51,9 @@ type Options struct {
 	GCInterval        time.Duration
 	// Adapters handle the job kinds Courier dispatches.
 	Adapters []adapter.Adapter
+	// UnservedKinds are configured kinds the manager does not serve; the
+	// AdmissionChecks report them.
+	UnservedKinds []string
 }
 
 // Reconciler dispatches manager Workloads.
@@ -140,5 +144,5 @@ func (r *Reconciler) SetupWithManager(mgr manager.Manager, cache *cluster.Cache)
 	if err := b.Complete(r); err != nil {
 		return fmt.Errorf("setting up the dispatch controller: %w", err)
 	}
-	return setupAdmissionChecks(mgr)
+	return setupAdmissionChecks(mgr, r.opts.UnservedKinds)
 }

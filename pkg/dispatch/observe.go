@@ -71,9 +71,18 @@ func (r *Reconciler) job(ctx context.Context, wl *kueue.Workload) (*unstructured
 	return job, a, nil
 }
 
+// jobInfo is the manager job of a Workload: the object, its adapter, and the
+// objects it needs on a worker besides itself (PodGroups and their core
+// Workloads), read from the manager.
+type jobInfo struct {
+	obj     *unstructured.Unstructured
+	adapter adapter.Adapter
+	deps    []*unstructured.Unstructured
+}
+
 // observe gathers what plan needs, from the manager's cache and the
 // workers' informers.
-func (r *Reconciler) observe(ctx context.Context, wl *kueue.Workload, ac *kueue.AdmissionCheck) (Observed, *unstructured.Unstructured, adapter.Adapter, error) {
+func (r *Reconciler) observe(ctx context.Context, wl *kueue.Workload, ac *kueue.AdmissionCheck) (Observed, jobInfo, error) {
 	o := Observed{
 		Now:               r.now(),
 		Workload:          wl,
@@ -84,13 +93,14 @@ func (r *Reconciler) observe(ctx context.Context, wl *kueue.Workload, ac *kueue.
 	if state := findCheck(wl, kueue.AdmissionCheckReference(ac.Name)); state != nil {
 		o.Check = *state
 	}
+	var info jobInfo
 	job, a, err := r.job(ctx, wl)
 	var rej *adapter.Rejection
 	switch {
 	case errors.As(err, &rej):
 		o.Rejection = rej.Message
 	case err != nil:
-		return o, nil, nil, err
+		return o, info, err
 	case job == nil:
 		o.JobMissing = true
 	default:
@@ -98,21 +108,27 @@ func (r *Reconciler) observe(ctx context.Context, wl *kueue.Workload, ac *kueue.
 			o.Rejection = rej.Message
 		}
 	}
+	info = jobInfo{obj: job, adapter: a}
 	if o.Misconfigured, err = r.misconfiguration(ctx, wl, ac); err != nil {
-		return o, nil, nil, err
+		return o, info, err
+	}
+	if job != nil && o.Misconfigured == "" {
+		if info.deps, o.Misconfigured, err = r.dependencies(ctx, job); err != nil {
+			return o, info, err
+		}
 	}
 	workers, err := r.workerClusters(ctx)
 	if err != nil {
-		return o, nil, nil, err
+		return o, info, err
 	}
 	if o.Misconfigured == "" {
 		names, msg, err := r.policyClusters(ctx, ac, workers)
 		if err != nil {
-			return o, nil, nil, err
+			return o, info, err
 		}
 		o.Misconfigured = msg
 		for _, name := range names {
-			o.Candidates = append(o.Candidates, Candidate{Name: name, Unusable: r.unusable(wl, name, workers, a, o)})
+			o.Candidates = append(o.Candidates, Candidate{Name: name, Unusable: r.unusable(wl, name, workers, info, o)})
 		}
 	}
 	clusters := sets.New(r.cache.Names()...)
@@ -127,11 +143,49 @@ func (r *Reconciler) observe(ctx context.Context, wl *kueue.Workload, ac *kueue.
 		}
 		rs, err := r.remoteState(ctx, remote, wl, a)
 		if err != nil {
-			return o, nil, nil, fmt.Errorf("reading copies on %s: %w", name, err)
+			return o, info, fmt.Errorf("reading copies on %s: %w", name, err)
 		}
 		o.Remotes[name] = rs
 	}
-	return o, job, a, nil
+	return o, info, nil
+}
+
+// dependencies reads the PodGroups a job's pods name, and the core
+// Workloads those take their templates from, from the manager. A missing
+// one, or a manager that does not serve the kind, is a message for the
+// user, not an error.
+func (r *Reconciler) dependencies(ctx context.Context, job *unstructured.Unstructured) ([]*unstructured.Unstructured, string, error) {
+	var deps []*unstructured.Unstructured
+	get := func(gvk schema.GroupVersionKind, name, why string) (*unstructured.Unstructured, string, error) {
+		obj := &unstructured.Unstructured{}
+		obj.SetGroupVersionKind(gvk)
+		err := r.client.Get(ctx, client.ObjectKey{Namespace: job.GetNamespace(), Name: name}, obj)
+		switch {
+		case err == nil:
+			return obj, "", nil
+		case apierrors.IsNotFound(err):
+			return nil, fmt.Sprintf("%s %s/%s, which %s, does not exist on the manager; create it there.", gvk.Kind, job.GetNamespace(), name, why), nil
+		case meta.IsNoMatchError(err):
+			return nil, fmt.Sprintf("The manager does not serve %s, which %s; enable the scheduling.k8s.io/v1alpha2 API there.", cluster.KindName(gvk), why), nil
+		default:
+			return nil, "", fmt.Errorf("getting %s: %w", gvk.Kind, err)
+		}
+	}
+	for _, name := range adapter.PodGroupNames(job) {
+		pg, msg, err := get(adapter.PodGroupGVK, name, "the job's pods name")
+		if pg == nil {
+			return nil, msg, err
+		}
+		deps = append(deps, pg)
+		if wlName := adapter.TemplateWorkloadName(pg); wlName != "" {
+			w, msg, err := get(adapter.SchedulingWorkloadGVK, wlName, "PodGroup "+name+" takes its template from")
+			if w == nil {
+				return nil, msg, err
+			}
+			deps = append(deps, w)
+		}
+	}
+	return deps, "", nil
 }
 
 // workerClusters returns every WorkerCluster by name.
@@ -182,7 +236,7 @@ func policyMembers(policy *courier.DispatchPolicy, workers map[string]*courier.W
 }
 
 // unusable says why a cluster cannot take wl's job now, or "".
-func (r *Reconciler) unusable(wl *kueue.Workload, name string, workers map[string]*courier.WorkerCluster, a adapter.Adapter, o Observed) string {
+func (r *Reconciler) unusable(wl *kueue.Workload, name string, workers map[string]*courier.WorkerCluster, info jobInfo, o Observed) string {
 	if _, ok := workers[name]; !ok {
 		return "no such WorkerCluster"
 	}
@@ -196,8 +250,13 @@ func (r *Reconciler) unusable(wl *kueue.Workload, name string, workers map[strin
 	if !remote.Serves(workloadGVK) {
 		return "does not serve Kueue Workloads"
 	}
-	if a != nil && !remote.Serves(a.GVK()) {
-		return "does not serve " + cluster.KindName(a.GVK())
+	if info.adapter != nil && !remote.Serves(info.adapter.GVK()) {
+		return "does not serve " + cluster.KindName(info.adapter.GVK())
+	}
+	for _, dep := range info.deps {
+		if !remote.Serves(dep.GroupVersionKind()) {
+			return fmt.Sprintf("does not serve %s, which the job needs for gang scheduling", cluster.KindName(dep.GroupVersionKind()))
+		}
 	}
 	return r.skips.reason(wl.UID, name, o.Now)
 }

@@ -15,6 +15,7 @@ type TrainJobWrapper struct{ trainer.TrainJob }
 // ClusterTrainingRuntime, with one node.
 func MakeTrainJob(name, ns string) *TrainJobWrapper {
 	return &TrainJobWrapper{trainer.TrainJob{
+		TypeMeta:   metav1.TypeMeta{APIVersion: trainer.GroupVersion.String(), Kind: trainer.TrainJobKind},
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
 		Spec: trainer.TrainJobSpec{
 			RuntimeRef: trainer.RuntimeRef{

@@ -19,6 +19,7 @@ import (
 	"github.com/courierdev/courier/pkg/adapter"
 	trainertesting "github.com/courierdev/courier/pkg/testing/trainer"
 	"github.com/courierdev/courier/test/integration/framework"
+	"github.com/courierdev/courier/test/integration/kueuesim"
 )
 
 func trainJob(ns string) *trainertesting.TrainJobWrapper {
@@ -30,7 +31,7 @@ func trainJob(ns string) *trainertesting.TrainJobWrapper {
 func expectCopies(ctx context.Context, wl *kueue.Workload, on ...*framework.Cluster) {
 	EventuallyWithOffset(1, func(g Gomega) {
 		for _, w := range env.Workers {
-			copy := remoteWorkload(ctx, g, w, wl)
+			copy := kueuesim.Read(ctx, g, w, wl)
 			if containsCluster(on, w) {
 				g.Expect(copy).NotTo(BeNil(), "a copy on %s", w.Name)
 				g.Expect(copy.Labels).To(HaveKeyWithValue(courierv1alpha1.OriginLabel, courier.Config.Origin))
@@ -47,7 +48,7 @@ func expectTrainJobOnlyOn(ctx context.Context, tj *trainer.TrainJob, on *framewo
 	var got *trainer.TrainJob
 	EventuallyWithOffset(1, func(g Gomega) {
 		for _, w := range env.Workers {
-			remote := remoteTrainJob(ctx, g, w, tj)
+			remote := kueuesim.Read(ctx, g, w, tj)
 			if w == on {
 				g.Expect(remote).NotTo(BeNil(), "the TrainJob on %s", w.Name)
 				got = remote
@@ -71,10 +72,10 @@ func containsCluster(list []*framework.Cluster, c *framework.Cluster) bool {
 // dispatchTo submits tj and lets worker admit it; it returns the manager
 // Workload once the check is Ready.
 func dispatchTo(ctx context.Context, tj *trainer.TrainJob, worker *framework.Cluster) *kueue.Workload {
-	wl := submit(ctx, tj)
+	wl := sim.Submit(ctx, tj)
 	expectCopies(ctx, wl, env.Workers...)
-	admitOn(ctx, worker, wl)
-	expectCheck(ctx, wl, kueue.CheckStateReady, worker.Name)
+	kueuesim.AdmitOn(ctx, worker, wl)
+	sim.ExpectCheck(ctx, wl, kueue.CheckStateReady, worker.Name)
 	return wl
 }
 
@@ -85,11 +86,11 @@ var _ = Describe("Dispatching a TrainJob", func() {
 	It("runs it on the worker that admits it and mirrors status back until it finishes", func(ctx context.Context) {
 		first, second := env.Workers[0], env.Workers[1]
 		tj := trainJob(ns).RuntimePatch("example.com/user", "team", "a").Obj()
-		wl := submit(ctx, tj)
+		wl := sim.Submit(ctx, tj)
 
 		By("copying the Workload to both workers and nominating them")
 		expectCopies(ctx, wl, first, second)
-		got := expectCheck(ctx, wl, kueue.CheckStatePending, "Waiting for one of the nominated workers")
+		got := sim.ExpectCheck(ctx, wl, kueue.CheckStatePending, "Waiting for one of the nominated workers")
 		Expect(got.Status.NominatedClusterNames).To(ConsistOf(first.Name, second.Name))
 		copy := &kueue.Workload{}
 		Expect(first.Client.Get(ctx, client.ObjectKeyFromObject(wl), copy)).To(Succeed())
@@ -98,8 +99,8 @@ var _ = Describe("Dispatching a TrainJob", func() {
 		Expect(copy.OwnerReferences).To(BeEmpty())
 
 		By("creating the TrainJob on the worker that admitted it, and removing the other copy")
-		admitOn(ctx, second, wl)
-		got = expectCheck(ctx, wl, kueue.CheckStateReady, `Dispatched to worker "`+second.Name+`"`)
+		kueuesim.AdmitOn(ctx, second, wl)
+		got = sim.ExpectCheck(ctx, wl, kueue.CheckStateReady, `Dispatched to worker "`+second.Name+`"`)
 		Expect(got.Status.ClusterName).To(HaveValue(Equal(second.Name)))
 		Expect(got.Status.NominatedClusterNames).To(BeEmpty())
 		remote := expectTrainJobOnlyOn(ctx, tj, second)
@@ -125,15 +126,15 @@ var _ = Describe("Dispatching a TrainJob", func() {
 		remote = expectTrainJobOnlyOn(ctx, tj, second)
 		meta.SetStatusCondition(&remote.Status.Conditions, metav1.Condition{Type: trainer.TrainJobComplete, Status: metav1.ConditionTrue, Reason: "JobsCompleted", Message: "done"})
 		Expect(second.Client.Status().Update(ctx, remote)).To(Succeed())
-		setRemoteCondition(ctx, second, wl, metav1.Condition{Type: kueue.WorkloadFinished, Status: metav1.ConditionTrue, Reason: kueue.WorkloadFinishedReasonSucceeded, Message: "Job finished successfully"})
+		kueuesim.SetRemoteCondition(ctx, second, wl, metav1.Condition{Type: kueue.WorkloadFinished, Status: metav1.ConditionTrue, Reason: kueue.WorkloadFinishedReasonSucceeded, Message: "Job finished successfully"})
 		Eventually(func(g Gomega) {
-			got := managerWorkload(ctx, g, wl)
+			got := sim.ManagerWorkload(ctx, g, wl)
 			fin := meta.FindStatusCondition(got.Status.Conditions, kueue.WorkloadFinished)
 			g.Expect(fin).NotTo(BeNil())
 			g.Expect(fin.Status).To(Equal(metav1.ConditionTrue))
 			g.Expect(fin.Reason).To(Equal(kueue.WorkloadFinishedReasonSucceeded))
 			g.Expect(fin.Message).To(Equal("Job finished successfully"))
-			g.Expect(checkState(got).State).To(Equal(kueue.CheckStateReady))
+			g.Expect(sim.CheckState(got).State).To(Equal(kueue.CheckStateReady))
 			local := &trainer.TrainJob{}
 			g.Expect(env.Manager.Client.Get(ctx, client.ObjectKeyFromObject(tj), local)).To(Succeed())
 			g.Expect(meta.IsStatusConditionTrue(local.Status.Conditions, trainer.TrainJobComplete)).To(BeTrue())
@@ -141,14 +142,14 @@ var _ = Describe("Dispatching a TrainJob", func() {
 
 		By("removing the worker's objects once the final status is on the manager")
 		Eventually(func(g Gomega) {
-			g.Expect(remoteTrainJob(ctx, g, second, tj)).To(BeNil())
-			g.Expect(remoteWorkload(ctx, g, second, wl)).To(BeNil())
+			g.Expect(kueuesim.Read(ctx, g, second, tj)).To(BeNil())
+			g.Expect(kueuesim.Read(ctx, g, second, wl)).To(BeNil())
 		}).Should(Succeed())
 
 		By("never dispatching the finished workload again")
 		Consistently(func(g Gomega) {
 			for _, w := range env.Workers {
-				g.Expect(remoteWorkload(ctx, g, w, wl)).To(BeNil())
+				g.Expect(kueuesim.Read(ctx, g, w, wl)).To(BeNil())
 			}
 		}).WithTimeout(3 * time.Second).Should(Succeed())
 
@@ -179,16 +180,16 @@ var _ = Describe("Dispatching a TrainJob", func() {
 
 	It("creates exactly one TrainJob when both workers admit at once", func(ctx context.Context) {
 		tj := trainJob(ns).Obj()
-		wl := submit(ctx, tj)
+		wl := sim.Submit(ctx, tj)
 		expectCopies(ctx, wl, env.Workers...)
 		// Courier waits while its check is in Retry, so both workers can
 		// admit before it looks again: then it sees both admitted at once.
-		updateStatus(ctx, env.Manager, wl, func(w *kueue.Workload) { setCheck(w, kueue.CheckStateRetry, "held by the test") })
-		admitOn(ctx, env.Workers[0], wl)
-		admitOn(ctx, env.Workers[1], wl)
-		updateStatus(ctx, env.Manager, wl, func(w *kueue.Workload) { setCheck(w, kueue.CheckStatePending, "") })
+		kueuesim.UpdateStatus(ctx, env.Manager, wl, func(w *kueue.Workload) { sim.SetCheck(w, kueue.CheckStateRetry, "held by the test") })
+		kueuesim.AdmitOn(ctx, env.Workers[0], wl)
+		kueuesim.AdmitOn(ctx, env.Workers[1], wl)
+		kueuesim.UpdateStatus(ctx, env.Manager, wl, func(w *kueue.Workload) { sim.SetCheck(w, kueue.CheckStatePending, "") })
 
-		got := expectCheck(ctx, wl, kueue.CheckStateReady, "Dispatched to worker")
+		got := sim.ExpectCheck(ctx, wl, kueue.CheckStateReady, "Dispatched to worker")
 		winner := env.Workers[0]
 		if *got.Status.ClusterName == env.Workers[1].Name {
 			winner = env.Workers[1]
@@ -198,7 +199,7 @@ var _ = Describe("Dispatching a TrainJob", func() {
 		Consistently(func(g Gomega) {
 			count := 0
 			for _, w := range env.Workers {
-				if remoteTrainJob(ctx, g, w, tj) != nil {
+				if kueuesim.Read(ctx, g, w, tj) != nil {
 					count++
 				}
 			}
@@ -212,17 +213,17 @@ var _ = Describe("Dispatching a TrainJob", func() {
 		wl := dispatchTo(ctx, tj, first)
 		expectTrainJobOnlyOn(ctx, tj, first)
 
-		setRemoteCondition(ctx, first, wl, metav1.Condition{Type: kueue.WorkloadEvicted, Status: metav1.ConditionTrue, Reason: "Preempted", Message: "preempted by a higher priority workload"})
-		expectCheck(ctx, wl, kueue.CheckStateRetry, `Worker "`+first.Name+`" evicted the workload (Preempted`)
+		kueuesim.SetRemoteCondition(ctx, first, wl, metav1.Condition{Type: kueue.WorkloadEvicted, Status: metav1.ConditionTrue, Reason: "Preempted", Message: "preempted by a higher priority workload"})
+		sim.ExpectCheck(ctx, wl, kueue.CheckStateRetry, `Worker "`+first.Name+`" evicted the workload (Preempted`)
 
 		By("removing the copies once the manager's Kueue evicts, and dispatching again when it requeues")
-		evictAndRequeue(ctx, wl)
+		sim.EvictAndRequeue(ctx, wl)
 		expectCopies(ctx, wl)
-		Eventually(func(g Gomega) { g.Expect(remoteTrainJob(ctx, g, first, tj)).To(BeNil()) }).Should(Succeed())
-		reserveQuota(ctx, wl)
+		Eventually(func(g Gomega) { g.Expect(kueuesim.Read(ctx, g, first, tj)).To(BeNil()) }).Should(Succeed())
+		sim.ReserveQuota(ctx, wl)
 		expectCopies(ctx, wl, first, second)
-		admitOn(ctx, second, wl)
-		expectCheck(ctx, wl, kueue.CheckStateReady, second.Name)
+		kueuesim.AdmitOn(ctx, second, wl)
+		sim.ExpectCheck(ctx, wl, kueue.CheckStateReady, second.Name)
 		expectTrainJobOnlyOn(ctx, tj, second)
 	})
 
@@ -236,8 +237,8 @@ var _ = Describe("Dispatching a TrainJob", func() {
 		Expect(env.Manager.Client.Delete(ctx, tj)).To(Succeed())
 		Expect(env.Manager.Client.Delete(ctx, wl)).To(Succeed())
 		Eventually(func(g Gomega) {
-			g.Expect(remoteTrainJob(ctx, g, env.Workers[0], tj)).To(BeNil())
-			g.Expect(remoteWorkload(ctx, g, env.Workers[0], wl)).To(BeNil())
+			g.Expect(kueuesim.Read(ctx, g, env.Workers[0], tj)).To(BeNil())
+			g.Expect(kueuesim.Read(ctx, g, env.Workers[0], wl)).To(BeNil())
 		}).Should(Succeed())
 	})
 
@@ -245,26 +246,26 @@ var _ = Describe("Dispatching a TrainJob", func() {
 		tj := trainJob(ns).Obj()
 		wl := dispatchTo(ctx, tj, env.Workers[0])
 		expectTrainJobOnlyOn(ctx, tj, env.Workers[0])
-		evictAndRequeue(ctx, wl)
+		sim.EvictAndRequeue(ctx, wl)
 		Eventually(func(g Gomega) {
-			g.Expect(remoteTrainJob(ctx, g, env.Workers[0], tj)).To(BeNil())
-			g.Expect(remoteWorkload(ctx, g, env.Workers[0], wl)).To(BeNil())
+			g.Expect(kueuesim.Read(ctx, g, env.Workers[0], tj)).To(BeNil())
+			g.Expect(kueuesim.Read(ctx, g, env.Workers[0], wl)).To(BeNil())
 		}).Should(Succeed())
 	})
 
 	It("rejects a TrainJob whose managedBy would let the manager run it too", func(ctx context.Context) {
 		tj := trainertesting.MakeTrainJob("tj-"+rand.String(5), ns).Queue("lq").Obj()
-		wl := submit(ctx, tj)
-		expectCheck(ctx, wl, kueue.CheckStateRejected, `set it to "kueue.x-k8s.io/multikueue"`)
+		wl := sim.Submit(ctx, tj)
+		sim.ExpectCheck(ctx, wl, kueue.CheckStateRejected, `set it to "kueue.x-k8s.io/multikueue"`)
 		for _, w := range env.Workers {
-			Expect(remoteWorkload(ctx, Default, w, wl)).To(BeNil())
+			Expect(kueuesim.Read(ctx, Default, w, wl)).To(BeNil())
 		}
 	})
 
 	It("rejects RuntimePatches that the worker's Trainer would refuse", func(ctx context.Context) {
 		tj := trainJob(ns).NodeEnv("example.com/user", "LR", "0.1").Obj()
-		wl := submit(ctx, tj)
-		expectCheck(ctx, wl, kueue.CheckStateRejected, `Trainer forbids env on the "node" container`)
+		wl := sim.Submit(ctx, tj)
+		sim.ExpectCheck(ctx, wl, kueue.CheckStateRejected, `Trainer forbids env on the "node" container`)
 	})
 
 	It("leaves a same-name object it does not own untouched and passes its worker over", func(ctx context.Context) {
@@ -276,15 +277,15 @@ var _ = Describe("Dispatching a TrainJob", func() {
 		foreign.Spec = *kueueWorkloadSpec()
 		Expect(first.Client.Create(ctx, foreign)).To(Succeed())
 
-		wl := submit(ctx, tj)
-		expectCheck(ctx, wl, kueue.CheckStatePending, "Courier did not create")
-		Eventually(func(g Gomega) { g.Expect(remoteWorkload(ctx, g, second, wl)).NotTo(BeNil()) }).Should(Succeed())
+		wl := sim.Submit(ctx, tj)
+		sim.ExpectCheck(ctx, wl, kueue.CheckStatePending, "Courier did not create")
+		Eventually(func(g Gomega) { g.Expect(kueuesim.Read(ctx, g, second, wl)).NotTo(BeNil()) }).Should(Succeed())
 		Eventually(func(g Gomega) {
 			g.Expect(eventReasons(ctx, g, wl)).To(ContainElement(courierv1alpha1.EventForeignObject))
 		}).Should(Succeed())
 
-		admitOn(ctx, second, wl)
-		expectCheck(ctx, wl, kueue.CheckStateReady, second.Name)
+		kueuesim.AdmitOn(ctx, second, wl)
+		sim.ExpectCheck(ctx, wl, kueue.CheckStateReady, second.Name)
 		expectTrainJobOnlyOn(ctx, tj, second)
 
 		got := &kueue.Workload{}
@@ -300,10 +301,10 @@ var _ = Describe("Dispatching a TrainJob", func() {
 		ns := managerNS.Name
 		Expect(second.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
 		tj := trainJob(ns).Obj()
-		wl := submit(ctx, tj)
-		expectCheck(ctx, wl, kueue.CheckStatePending, `Namespace "`+ns+`" does not exist on worker "`+first.Name+`"`)
-		admitOn(ctx, second, wl)
-		expectCheck(ctx, wl, kueue.CheckStateReady, second.Name)
+		wl := sim.Submit(ctx, tj)
+		sim.ExpectCheck(ctx, wl, kueue.CheckStatePending, `Namespace "`+ns+`" does not exist on worker "`+first.Name+`"`)
+		kueuesim.AdmitOn(ctx, second, wl)
+		sim.ExpectCheck(ctx, wl, kueue.CheckStateReady, second.Name)
 	})
 })
 
@@ -322,9 +323,9 @@ var _ = Describe("Garbage collection", func() {
 		bystander.Spec = *kueueWorkloadSpec()
 		Expect(worker.Client.Create(ctx, bystander)).To(Succeed())
 
-		Eventually(func(g Gomega) { g.Expect(remoteWorkload(ctx, g, worker, orphan)).To(BeNil()) }).Should(Succeed())
+		Eventually(func(g Gomega) { g.Expect(kueuesim.Read(ctx, g, worker, orphan)).To(BeNil()) }).Should(Succeed())
 		Consistently(func(g Gomega) {
-			got := remoteWorkload(ctx, g, worker, bystander)
+			got := kueuesim.Read(ctx, g, worker, bystander)
 			g.Expect(got).NotTo(BeNil())
 			g.Expect(got.ResourceVersion).To(Equal(bystander.ResourceVersion))
 		}).WithTimeout(2 * time.Second).Should(Succeed())
@@ -349,23 +350,23 @@ var _ = Describe("A lost worker", Ordered, func() {
 			}
 		})
 		Consistently(func(g Gomega) {
-			g.Expect(checkState(managerWorkload(ctx, g, wl)).State).To(Equal(kueue.CheckStateReady))
+			g.Expect(sim.CheckState(sim.ManagerWorkload(ctx, g, wl)).State).To(Equal(kueue.CheckStateReady))
 		}).WithTimeout(workerLostTimeout/2).Should(Succeed(), "a short loss must not re-dispatch")
-		expectCheck(ctx, wl, kueue.CheckStateRetry, "unreachable since")
+		sim.ExpectCheck(ctx, wl, kueue.CheckStateRetry, "unreachable since")
 		// disconnectedSince is stored with one-second precision.
 		Expect(time.Since(start)).To(BeNumerically(">=", workerLostTimeout-time.Second))
 
-		evictAndRequeue(ctx, wl)
-		reserveQuota(ctx, wl)
-		Eventually(func(g Gomega) { g.Expect(remoteWorkload(ctx, g, first, wl)).NotTo(BeNil()) }).Should(Succeed())
-		admitOn(ctx, first, wl)
-		expectCheck(ctx, wl, kueue.CheckStateReady, first.Name)
+		sim.EvictAndRequeue(ctx, wl)
+		sim.ReserveQuota(ctx, wl)
+		Eventually(func(g Gomega) { g.Expect(kueuesim.Read(ctx, g, first, wl)).NotTo(BeNil()) }).Should(Succeed())
+		kueuesim.AdmitOn(ctx, first, wl)
+		sim.ExpectCheck(ctx, wl, kueue.CheckStateReady, first.Name)
 
 		By("removing the stale copies once the lost worker is back")
 		Expect(second.StartAPIServer(ctx)).To(Succeed())
 		Eventually(func(g Gomega) {
-			g.Expect(remoteTrainJob(ctx, g, second, tj)).To(BeNil())
-			g.Expect(remoteWorkload(ctx, g, second, wl)).To(BeNil())
+			g.Expect(kueuesim.Read(ctx, g, second, tj)).To(BeNil())
+			g.Expect(kueuesim.Read(ctx, g, second, wl)).To(BeNil())
 		}).WithTimeout(2 * time.Minute).Should(Succeed())
 		expectTrainJobOnlyOn(ctx, tj, first)
 	})
@@ -407,11 +408,11 @@ var _ = Describe("The AdmissionCheck", func() {
 		Expect(env.Manager.Client.Create(ctx, cq)).To(Succeed())
 
 		tj := trainJob(ns).Obj()
-		wl := submitTo(ctx, tj, cq.Name)
-		expectCheck(ctx, wl, kueue.CheckStatePending, "would dispatch the workload twice")
+		wl := sim.SubmitTo(ctx, tj, cq.Name)
+		sim.ExpectCheck(ctx, wl, kueue.CheckStatePending, "would dispatch the workload twice")
 		Consistently(func(g Gomega) {
 			for _, w := range env.Workers {
-				g.Expect(remoteWorkload(ctx, g, w, wl)).To(BeNil())
+				g.Expect(kueuesim.Read(ctx, g, w, wl)).To(BeNil())
 			}
 		}).WithTimeout(2 * time.Second).Should(Succeed())
 	})

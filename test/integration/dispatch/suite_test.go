@@ -18,6 +18,7 @@ import (
 	courierv1alpha1 "github.com/courierdev/courier/api/v1alpha1"
 	couriertesting "github.com/courierdev/courier/pkg/testing/courier"
 	"github.com/courierdev/courier/test/integration/framework"
+	"github.com/courierdev/courier/test/integration/kueuesim"
 )
 
 // workerLostTimeout is short so that the lost-worker spec runs in seconds.
@@ -31,6 +32,7 @@ const (
 var (
 	env     *framework.Environment
 	courier *framework.Courier
+	sim     *kueuesim.Sim
 	// workerNames are the WorkerCluster names of env.Workers, in order.
 	workerNames []string
 )
@@ -47,6 +49,7 @@ var _ = BeforeSuite(func(ctx context.Context) {
 	env, err = framework.Start(ctx, framework.Options{Workers: 2})
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(func() { Expect(env.Stop()).To(Succeed()) })
+	sim = &kueuesim.Sim{Env: env, Check: checkName}
 
 	courier, err = env.StartCourier(ctx, func(c *configv1alpha1.Configuration) {
 		c.WorkerLostTimeout = &metav1.Duration{Duration: workerLostTimeout}

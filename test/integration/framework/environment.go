@@ -22,6 +22,9 @@ type Options struct {
 	// APIServerArgs are added to every kube-apiserver's flags, for example
 	// --runtime-config to enable an alpha API.
 	APIServerArgs []string
+	// CRDDirs are more folders of CRDs to install on every cluster,
+	// relative to the repository root.
+	CRDDirs []string
 }
 
 // Environment is one manager cluster and its workers.
@@ -50,6 +53,9 @@ func Start(ctx context.Context, opts Options) (*Environment, error) {
 	dirs, err := crdDirs(root)
 	if err != nil {
 		return nil, err
+	}
+	for _, d := range opts.CRDDirs {
+		dirs = append(dirs, filepath.Join(root, d))
 	}
 	crds, err := readCRDs(dirs)
 	if err != nil {
