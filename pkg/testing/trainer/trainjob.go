@@ -66,54 +66,33 @@ func (w *TrainJobWrapper) RuntimeRef(name string) *TrainJobWrapper {
 // RuntimePatch adds an entry owned by manager that labels the pods of the
 // node replicated job with label=value.
 func (w *TrainJobWrapper) RuntimePatch(manager, label, value string) *TrainJobWrapper {
-	w.Spec.RuntimePatches = append(w.Spec.RuntimePatches, trainer.RuntimePatch{
-		Manager: manager,
-		TrainingRuntimeSpec: &trainer.TrainingRuntimeSpecPatch{
-			Template: &trainer.JobSetTemplatePatch{
-				Spec: &trainer.JobSetSpecPatch{
-					ReplicatedJobs: []trainer.ReplicatedJobPatch{{
-						Name: "node",
-						Template: &trainer.JobTemplatePatch{
-							Spec: &trainer.JobSpecPatch{
-								Template: &trainer.PodTemplatePatch{
-									Metadata: &metav1.ObjectMeta{Labels: map[string]string{label: value}},
-								},
-							},
-						},
-					}},
-				},
-			},
-		},
+	return w.nodePodPatch(manager, trainer.PodTemplatePatch{
+		Metadata: &metav1.ObjectMeta{Labels: map[string]string{label: value}},
 	})
-	return w
 }
 
 // NodeEnv adds a RuntimePatch entry owned by manager that sets env on the
 // node container, which Trainer's webhook forbids.
 func (w *TrainJobWrapper) NodeEnv(manager, name, value string) *TrainJobWrapper {
+	return w.nodePodPatch(manager, trainer.PodTemplatePatch{
+		Spec: &trainer.PodSpecPatch{Containers: []trainer.ContainerPatch{{
+			Name: "node",
+			Env:  []corev1.EnvVar{{Name: name, Value: value}},
+		}}},
+	})
+}
+
+// nodePodPatch adds an entry owned by manager that patches the pod
+// template of the node replicated job.
+func (w *TrainJobWrapper) nodePodPatch(manager string, pod trainer.PodTemplatePatch) *TrainJobWrapper {
 	w.Spec.RuntimePatches = append(w.Spec.RuntimePatches, trainer.RuntimePatch{
 		Manager: manager,
-		TrainingRuntimeSpec: &trainer.TrainingRuntimeSpecPatch{
-			Template: &trainer.JobSetTemplatePatch{
-				Spec: &trainer.JobSetSpecPatch{
-					ReplicatedJobs: []trainer.ReplicatedJobPatch{{
-						Name: "node",
-						Template: &trainer.JobTemplatePatch{
-							Spec: &trainer.JobSpecPatch{
-								Template: &trainer.PodTemplatePatch{
-									Spec: &trainer.PodSpecPatch{
-										Containers: []trainer.ContainerPatch{{
-											Name: "node",
-											Env:  []corev1.EnvVar{{Name: name, Value: value}},
-										}},
-									},
-								},
-							},
-						},
-					}},
-				},
-			},
-		},
+		TrainingRuntimeSpec: &trainer.TrainingRuntimeSpecPatch{Template: &trainer.JobSetTemplatePatch{
+			Spec: &trainer.JobSetSpecPatch{ReplicatedJobs: []trainer.ReplicatedJobPatch{{
+				Name:     "node",
+				Template: &trainer.JobTemplatePatch{Spec: &trainer.JobSpecPatch{Template: &pod}},
+			}}},
+		}},
 	})
 	return w
 }

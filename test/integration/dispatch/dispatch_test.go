@@ -375,7 +375,7 @@ var _ = Describe("A lost worker", Ordered, func() {
 var _ = Describe("The AdmissionCheck", func() {
 	It("is inactive while its DispatchPolicy does not exist", func(ctx context.Context) {
 		name := "missing-policy-" + rand.String(4)
-		Expect(env.Manager.Client.Create(ctx, admissionCheck(name, "no-such-policy"))).To(Succeed())
+		Expect(env.Manager.Client.Create(ctx, framework.AdmissionCheck(name, "no-such-policy"))).To(Succeed())
 		ac := expectCheckActive(ctx, name, metav1.ConditionFalse, courierv1alpha1.ReasonPolicyNotFound)
 		Expect(ac.Status.Conditions[0].Message).To(ContainSubstring(`"no-such-policy"`))
 	})
@@ -387,7 +387,7 @@ var _ = Describe("The AdmissionCheck", func() {
 		}
 		Expect(env.Manager.Client.Create(ctx, policy)).To(Succeed())
 		name := "inactive-" + rand.String(4)
-		Expect(env.Manager.Client.Create(ctx, admissionCheck(name, policy.Name))).To(Succeed())
+		Expect(env.Manager.Client.Create(ctx, framework.AdmissionCheck(name, policy.Name))).To(Succeed())
 		expectCheckActive(ctx, name, metav1.ConditionFalse, courierv1alpha1.ReasonNoActiveClusters)
 
 		By("turning active when the policy selects an Active cluster by label")

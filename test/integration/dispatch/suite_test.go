@@ -16,7 +16,6 @@ import (
 
 	configv1alpha1 "github.com/courierdev/courier/api/config/v1alpha1"
 	courierv1alpha1 "github.com/courierdev/courier/api/v1alpha1"
-	couriertesting "github.com/courierdev/courier/pkg/testing/courier"
 	"github.com/courierdev/courier/test/integration/framework"
 	"github.com/courierdev/courier/test/integration/kueuesim"
 )
@@ -58,16 +57,9 @@ var _ = BeforeSuite(func(ctx context.Context) {
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(func() { Expect(courier.Stop()).To(Succeed()) })
 
-	for _, worker := range env.Workers {
-		Expect(courier.KubeconfigSecret(ctx, env.Manager, worker.Name, worker, framework.AdminUser)).To(Succeed())
-		Expect(env.Manager.Client.Create(ctx, couriertesting.MakeWorkerCluster(worker.Name).Obj())).To(Succeed())
-		workerNames = append(workerNames, worker.Name)
-	}
-	Expect(env.Manager.Client.Create(ctx, &courierv1alpha1.DispatchPolicy{
-		ObjectMeta: metav1.ObjectMeta{Name: policyName},
-		Spec:       courierv1alpha1.DispatchPolicySpec{Clusters: workerNames},
-	})).To(Succeed())
-	Expect(env.Manager.Client.Create(ctx, admissionCheck(checkName, policyName))).To(Succeed())
+	workerNames, err = courier.ConnectWorkers(ctx, env)
+	Expect(err).NotTo(HaveOccurred())
+	Expect(courier.CreateCheck(ctx, env, checkName, policyName, workerNames)).To(Succeed())
 	expectCheckActive(ctx, checkName, metav1.ConditionTrue, courierv1alpha1.ReasonAdmissionCheckActive)
 }, NodeTimeout(framework.StartTimeout))
 
@@ -80,18 +72,6 @@ var _ = BeforeEach(func(ctx context.Context) {
 		}).WithTimeout(time.Minute).Should(Succeed())
 	}
 })
-
-func admissionCheck(name, policy string) *kueue.AdmissionCheck {
-	return &kueue.AdmissionCheck{
-		ObjectMeta: metav1.ObjectMeta{Name: name},
-		Spec: kueue.AdmissionCheckSpec{
-			ControllerName: courierv1alpha1.ControllerName,
-			Parameters: &kueue.AdmissionCheckParametersReference{
-				APIGroup: courierv1alpha1.GroupVersion.Group, Kind: "DispatchPolicy", Name: policy,
-			},
-		},
-	}
-}
 
 func expectCheckActive(ctx context.Context, name string, status metav1.ConditionStatus, reason string) *kueue.AdmissionCheck {
 	ac := &kueue.AdmissionCheck{}

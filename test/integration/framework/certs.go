@@ -25,9 +25,45 @@ type pki struct {
 }
 
 func writePKI(dir string) (*pki, error) {
+	caPEM, certPEM, keyPEM, err := ServingCertificate()
+	if err != nil {
+		return nil, err
+	}
+	saKey, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		return nil, fmt.Errorf("generating service-account key: %w", err)
+	}
+	saPubDER, err := x509.MarshalPKIXPublicKey(&saKey.PublicKey)
+	if err != nil {
+		return nil, fmt.Errorf("encoding service-account public key: %w", err)
+	}
+	p := &pki{
+		caPEM:     caPEM,
+		certFile:  filepath.Join(dir, "apiserver.crt"),
+		keyFile:   filepath.Join(dir, "apiserver.key"),
+		saKeyFile: filepath.Join(dir, "sa.key"),
+		saPubFile: filepath.Join(dir, "sa.pub"),
+	}
+	files := map[string][]byte{
+		p.certFile:  certPEM,
+		p.keyFile:   keyPEM,
+		p.saKeyFile: pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(saKey)}),
+		p.saPubFile: pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: saPubDER}),
+	}
+	for path, data := range files {
+		if err := os.WriteFile(path, data, 0o600); err != nil {
+			return nil, fmt.Errorf("writing %s: %w", path, err)
+		}
+	}
+	return p, nil
+}
+
+// ServingCertificate returns, PEM-encoded, a new CA and a serving
+// certificate and key it signed for 127.0.0.1 and localhost, valid a day.
+func ServingCertificate() (caPEM, certPEM, keyPEM []byte, err error) {
 	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
-		return nil, fmt.Errorf("generating CA key: %w", err)
+		return nil, nil, nil, fmt.Errorf("generating CA key: %w", err)
 	}
 	now := time.Now()
 	caTemplate := &x509.Certificate{
@@ -41,15 +77,15 @@ func writePKI(dir string) (*pki, error) {
 	}
 	caDER, err := x509.CreateCertificate(rand.Reader, caTemplate, caTemplate, &caKey.PublicKey, caKey)
 	if err != nil {
-		return nil, fmt.Errorf("creating CA certificate: %w", err)
+		return nil, nil, nil, fmt.Errorf("creating CA certificate: %w", err)
 	}
 	caCert, err := x509.ParseCertificate(caDER)
 	if err != nil {
-		return nil, fmt.Errorf("parsing CA certificate: %w", err)
+		return nil, nil, nil, fmt.Errorf("parsing CA certificate: %w", err)
 	}
 	servingKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
-		return nil, fmt.Errorf("generating serving key: %w", err)
+		return nil, nil, nil, fmt.Errorf("generating serving key: %w", err)
 	}
 	servingTemplate := &x509.Certificate{
 		SerialNumber: big.NewInt(2),
@@ -63,37 +99,13 @@ func writePKI(dir string) (*pki, error) {
 	}
 	servingDER, err := x509.CreateCertificate(rand.Reader, servingTemplate, caCert, &servingKey.PublicKey, caKey)
 	if err != nil {
-		return nil, fmt.Errorf("creating serving certificate: %w", err)
+		return nil, nil, nil, fmt.Errorf("creating serving certificate: %w", err)
 	}
 	servingKeyDER, err := x509.MarshalECPrivateKey(servingKey)
 	if err != nil {
-		return nil, fmt.Errorf("encoding serving key: %w", err)
+		return nil, nil, nil, fmt.Errorf("encoding serving key: %w", err)
 	}
-	saKey, err := rsa.GenerateKey(rand.Reader, 2048)
-	if err != nil {
-		return nil, fmt.Errorf("generating service-account key: %w", err)
-	}
-	saPubDER, err := x509.MarshalPKIXPublicKey(&saKey.PublicKey)
-	if err != nil {
-		return nil, fmt.Errorf("encoding service-account public key: %w", err)
-	}
-	p := &pki{
-		caPEM:     pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}),
-		certFile:  filepath.Join(dir, "apiserver.crt"),
-		keyFile:   filepath.Join(dir, "apiserver.key"),
-		saKeyFile: filepath.Join(dir, "sa.key"),
-		saPubFile: filepath.Join(dir, "sa.pub"),
-	}
-	files := map[string][]byte{
-		p.certFile:  pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: servingDER}),
-		p.keyFile:   pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: servingKeyDER}),
-		p.saKeyFile: pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(saKey)}),
-		p.saPubFile: pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: saPubDER}),
-	}
-	for path, data := range files {
-		if err := os.WriteFile(path, data, 0o600); err != nil {
-			return nil, fmt.Errorf("writing %s: %w", path, err)
-		}
-	}
-	return p, nil
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}),
+		pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: servingDER}),
+		pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: servingKeyDER}), nil
 }

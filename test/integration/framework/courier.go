@@ -8,10 +8,13 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	componentconfig "k8s.io/component-base/config/v1alpha1"
 	"k8s.io/utils/ptr"
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
 	configv1alpha1 "github.com/courierdev/courier/api/config/v1alpha1"
+	courier "github.com/courierdev/courier/api/v1alpha1"
 	"github.com/courierdev/courier/pkg/cluster"
 	"github.com/courierdev/courier/pkg/controllermanager"
 )
@@ -87,4 +90,64 @@ func (c *Courier) KubeconfigSecret(ctx context.Context, manager *Cluster, name s
 		return fmt.Errorf("creating kubeconfig Secret %s: %w", name, err)
 	}
 	return nil
+}
+
+// ConnectWorkers creates a kubeconfig Secret and a WorkerCluster for every
+// worker of env, named as the worker, and waits until Courier holds a
+// working connection to each. It returns their names.
+func (c *Courier) ConnectWorkers(ctx context.Context, env *Environment) ([]string, error) {
+	var names []string
+	for _, worker := range env.Workers {
+		if err := c.KubeconfigSecret(ctx, env.Manager, worker.Name, worker, AdminUser); err != nil {
+			return nil, err
+		}
+		wc := &courier.WorkerCluster{
+			ObjectMeta: metav1.ObjectMeta{Name: worker.Name},
+			Spec: courier.WorkerClusterSpec{Kubeconfig: courier.KubeconfigSource{
+				SecretRef: courier.SecretKeyReference{Name: worker.Name, Key: "kubeconfig"},
+			}},
+		}
+		if err := env.Manager.Client.Create(ctx, wc); err != nil {
+			return nil, fmt.Errorf("creating WorkerCluster %s: %w", worker.Name, err)
+		}
+		names = append(names, worker.Name)
+	}
+	for _, name := range names {
+		err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+			_, err := c.Cache.Get(name)
+			return err == nil, nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("waiting for worker %s to connect: %w", name, err)
+		}
+	}
+	return names, nil
+}
+
+// CreateCheck creates a DispatchPolicy over clusters and a Courier
+// AdmissionCheck named check that uses it.
+func (c *Courier) CreateCheck(ctx context.Context, env *Environment, check, policy string, clusters []string) error {
+	if err := env.Manager.Client.Create(ctx, &courier.DispatchPolicy{
+		ObjectMeta: metav1.ObjectMeta{Name: policy},
+		Spec:       courier.DispatchPolicySpec{Clusters: clusters},
+	}); err != nil {
+		return fmt.Errorf("creating DispatchPolicy: %w", err)
+	}
+	if err := env.Manager.Client.Create(ctx, AdmissionCheck(check, policy)); err != nil {
+		return fmt.Errorf("creating AdmissionCheck: %w", err)
+	}
+	return nil
+}
+
+// AdmissionCheck returns a Courier AdmissionCheck naming a DispatchPolicy.
+func AdmissionCheck(name, policy string) *kueue.AdmissionCheck {
+	return &kueue.AdmissionCheck{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: kueue.AdmissionCheckSpec{
+			ControllerName: courier.ControllerName,
+			Parameters: &kueue.AdmissionCheckParametersReference{
+				APIGroup: courier.GroupVersion.Group, Kind: "DispatchPolicy", Name: policy,
+			},
+		},
+	}
 }

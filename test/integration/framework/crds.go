@@ -28,9 +28,9 @@ var foreignCRDDirs = map[string]string{
 	"sigs.k8s.io/jobset":             "config/components/crd/bases",
 }
 
-// crdDirs returns Courier's CRD folder and those of the peers, read from
+// CRDDirs returns Courier's CRD folder and those of the peers, read from
 // the module cache at the versions go.mod pins.
-func crdDirs(repoRoot string) ([]string, error) {
+func CRDDirs(repoRoot string) ([]string, error) {
 	modules := make([]string, 0, len(foreignCRDDirs))
 	for m := range foreignCRDDirs {
 		modules = append(modules, m)
@@ -57,8 +57,8 @@ func crdDirs(repoRoot string) ([]string, error) {
 	return dirs, nil
 }
 
-// readCRDs decodes every CRD in the YAML files of dirs.
-func readCRDs(dirs []string) ([]*apiextensionsv1.CustomResourceDefinition, error) {
+// ReadCRDs decodes every CRD in the YAML files of dirs.
+func ReadCRDs(dirs []string) ([]*apiextensionsv1.CustomResourceDefinition, error) {
 	var crds []*apiextensionsv1.CustomResourceDefinition
 	for _, dir := range dirs {
 		files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
@@ -107,15 +107,24 @@ func readCRDFile(path string) ([]*apiextensionsv1.CustomResourceDefinition, erro
 // InstallCRDs creates the CRDs on the cluster and waits until each is
 // established.
 func (c *Cluster) InstallCRDs(ctx context.Context, crds []*apiextensionsv1.CustomResourceDefinition) error {
+	if err := InstallCRDs(ctx, c.Client, crds); err != nil {
+		return fmt.Errorf("installing CRDs on %s: %w", c.Name, err)
+	}
+	return nil
+}
+
+// InstallCRDs creates the CRDs through a client and waits until each is
+// established.
+func InstallCRDs(ctx context.Context, c client.Client, crds []*apiextensionsv1.CustomResourceDefinition) error {
 	for _, crd := range crds {
-		if err := c.Client.Create(ctx, crd.DeepCopy()); err != nil && !apierrors.IsAlreadyExists(err) {
-			return fmt.Errorf("creating CRD %s on %s: %w", crd.Name, c.Name, err)
+		if err := c.Create(ctx, crd.DeepCopy()); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("creating CRD %s: %w", crd.Name, err)
 		}
 	}
 	for _, crd := range crds {
 		err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
 			got := &apiextensionsv1.CustomResourceDefinition{}
-			if err := c.Client.Get(ctx, client.ObjectKeyFromObject(crd), got); err != nil {
+			if err := c.Get(ctx, client.ObjectKeyFromObject(crd), got); err != nil {
 				return false, client.IgnoreNotFound(err)
 			}
 			for _, cond := range got.Status.Conditions {
@@ -126,7 +135,7 @@ func (c *Cluster) InstallCRDs(ctx context.Context, crds []*apiextensionsv1.Custo
 			return false, nil
 		})
 		if err != nil {
-			return fmt.Errorf("waiting for CRD %s on %s to be established: %w", crd.Name, c.Name, err)
+			return fmt.Errorf("waiting for CRD %s to be established: %w", crd.Name, err)
 		}
 	}
 	return nil

@@ -42,7 +42,7 @@ type Environment struct {
 // Start builds the clusters and starts them all in parallel, each with the
 // CRDs installed. On error, every process already started is stopped.
 func Start(ctx context.Context, opts Options) (*Environment, error) {
-	root, err := repoRoot()
+	root, err := RepoRoot()
 	if err != nil {
 		return nil, err
 	}
@@ -50,14 +50,14 @@ func Start(ctx context.Context, opts Options) (*Environment, error) {
 	if err != nil {
 		return nil, err
 	}
-	dirs, err := crdDirs(root)
+	dirs, err := CRDDirs(root)
 	if err != nil {
 		return nil, err
 	}
 	for _, d := range opts.CRDDirs {
 		dirs = append(dirs, filepath.Join(root, d))
 	}
-	crds, err := readCRDs(dirs)
+	crds, err := ReadCRDs(dirs)
 	if err != nil {
 		return nil, err
 	}
@@ -125,8 +125,8 @@ func (e *Environment) cleanUp() error {
 	return nil
 }
 
-// repoRoot is the directory of Courier's go.mod.
-func repoRoot() (string, error) {
+// RepoRoot is the directory of Courier's go.mod.
+func RepoRoot() (string, error) {
 	out, err := exec.Command("go", "env", "GOMOD").Output()
 	if err != nil {
 		return "", fmt.Errorf("locating go.mod: %w", err)

@@ -12,11 +12,8 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
-	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
 	configv1alpha1 "github.com/courierdev/courier/api/config/v1alpha1"
-	courierv1alpha1 "github.com/courierdev/courier/api/v1alpha1"
-	couriertesting "github.com/courierdev/courier/pkg/testing/courier"
 	"github.com/courierdev/courier/test/integration/framework"
 	"github.com/courierdev/courier/test/integration/kueuesim"
 )
@@ -70,27 +67,7 @@ var _ = BeforeSuite(func(ctx context.Context) {
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(func() { Expect(courier.Stop()).To(Succeed()) })
 
-	var names []string
-	for _, worker := range env.Workers {
-		Expect(courier.KubeconfigSecret(ctx, env.Manager, worker.Name, worker, framework.AdminUser)).To(Succeed())
-		Expect(env.Manager.Client.Create(ctx, couriertesting.MakeWorkerCluster(worker.Name).Obj())).To(Succeed())
-		names = append(names, worker.Name)
-	}
-	Expect(env.Manager.Client.Create(ctx, &courierv1alpha1.DispatchPolicy{
-		ObjectMeta: metav1.ObjectMeta{Name: "all"},
-		Spec:       courierv1alpha1.DispatchPolicySpec{Clusters: names},
-	})).To(Succeed())
-	Expect(env.Manager.Client.Create(ctx, &kueue.AdmissionCheck{
-		ObjectMeta: metav1.ObjectMeta{Name: checkName},
-		Spec: kueue.AdmissionCheckSpec{
-			ControllerName: courierv1alpha1.ControllerName,
-			Parameters:     &kueue.AdmissionCheckParametersReference{APIGroup: "courier.dev", Kind: "DispatchPolicy", Name: "all"},
-		},
-	})).To(Succeed())
-	for _, name := range names {
-		Eventually(func(g Gomega) {
-			_, err := courier.Cache.Get(name)
-			g.Expect(err).NotTo(HaveOccurred())
-		}).WithTimeout(time.Minute).Should(Succeed())
-	}
+	names, err := courier.ConnectWorkers(ctx, env)
+	Expect(err).NotTo(HaveOccurred())
+	Expect(courier.CreateCheck(ctx, env, checkName, "all", names)).To(Succeed())
 }, NodeTimeout(framework.StartTimeout))
