@@ -15,6 +15,13 @@ K8S_VERSION := $(call tool-version,k8s.io/kubernetes)
 ETCD_VERSION := $(call tool-version,go.etcd.io/etcd/server/v3)
 CONTROLLER_TOOLS_VERSION := $(call tool-version,sigs.k8s.io/controller-tools)
 STATICCHECK_VERSION := $(call tool-version,honnef.co/go/tools)
+KWOK_VERSION := $(call tool-version,sigs.k8s.io/kwok)
+KUEUE_VERSION := $(call tool-version,sigs.k8s.io/kueue)
+TRAINER_VERSION := $(call tool-version,github.com/kubeflow/trainer/v2)
+JOBSET_VERSION := $(call tool-version,sigs.k8s.io/jobset)
+
+# Kueue's scheduler-library is not in the public checksum database.
+export GONOSUMDB := sigs.k8s.io/scheduler-library
 
 CONTROLLER_GEN := $(BIN)/controller-gen
 STATICCHECK := $(BIN)/staticcheck
@@ -35,7 +42,7 @@ K8S_LDFLAGS := -X k8s.io/component-base/version.gitVersion=$(K8S_VERSION) \
 GO_DIRS := api cmd pkg test hack
 GO_TEST_FLAGS ?=
 INTEGRATION_PACKAGES := ./test/integration/...
-UNIT_PACKAGES = $(shell go list ./... | grep -v -e /test/integration -e /e2e)
+UNIT_PACKAGES = $(shell go list ./... | grep -v -e /test/integration -e /e2e -e /test/localcluster)
 
 ##@ General
 
@@ -45,16 +52,25 @@ help: ## Show this help.
 		/^[a-zA-Z0-9_-]+:.*?##/ { printf "  %-18s %s\n", $$1, $$2 } \
 		/^##@/ { printf "\n%s\n", substr($$0, 5) }' $(MAKEFILE_LIST)
 
+LOCAL_DIR := $(ROOT)/_output/local
+E2E_DIR := $(ROOT)/_output/e2e
+COURIER_LOCAL := $(BIN)/courier-local
+
 .PHONY: demo
-demo: ## Run Courier's main job on local clusters.
-	@echo "make demo: the local multi-cluster demo is not implemented yet (issue: Local multi-cluster with real Kueue, Trainer and JobSet)."
-	@echo "Until then, 'make test' runs Courier against real kube-apiserver and etcd processes."
+demo: e2e-binaries build ## Run Courier's main job: a manager and 2 workers with real Kueue, Trainer and JobSet, and a TrainJob dispatched across them.
+	@$(COURIER_LOCAL) status --dir $(LOCAL_DIR) | grep -q "^Clusters:" || $(COURIER_LOCAL) up --dir $(LOCAL_DIR) --bin $(BIN)
+	$(COURIER_LOCAL) demo --dir $(LOCAL_DIR) --bin $(BIN)
+
+.PHONY: demo-down
+demo-down: ## Stop the demo's clusters and processes.
+	$(COURIER_LOCAL) down --dir $(LOCAL_DIR) --bin $(BIN)
 
 ##@ Development
 
 .PHONY: build
-build: ## Build bin/courier.
+build: ## Build bin/courier and bin/courier-local.
 	go build -o $(BIN)/courier ./cmd/courier
+	go build -o $(BIN)/courier-local ./cmd/courier-local
 
 .PHONY: generate
 generate: $(CONTROLLER_GEN) ## Generate deepcopy code.
@@ -101,13 +117,31 @@ test-unit: ## Run unit tests.
 test-integration: test-binaries ## Run integration tests against real kube-apiserver and etcd.
 	go test -count=1 $(GO_TEST_FLAGS) -timeout 20m $(INTEGRATION_PACKAGES)
 
+.PHONY: test-e2e
+test-e2e: e2e-binaries build ## Run the e2e suite on local clusters with the real peers.
+	@$(COURIER_LOCAL) down --dir $(E2E_DIR) --bin $(BIN) >/dev/null 2>&1 || true
+	@$(COURIER_LOCAL) up --dir $(E2E_DIR) --bin $(BIN) || { $(COURIER_LOCAL) logs --dir $(E2E_DIR) --out $(ROOT)/_artifacts/e2e; $(COURIER_LOCAL) down --dir $(E2E_DIR) --bin $(BIN); exit 1; }
+	@rc=0; \
+	COURIER_E2E_MANAGER_KUBECONFIG=$(E2E_DIR)/manager.kubeconfig \
+	COURIER_E2E_WORKERS=worker-1=$(E2E_DIR)/worker-1.kubeconfig,worker-2=$(E2E_DIR)/worker-2.kubeconfig \
+	COURIER_E2E_STOP_WORKER="$(COURIER_LOCAL) stop --dir $(E2E_DIR) --bin $(BIN)" \
+	COURIER_E2E_START_WORKER="$(COURIER_LOCAL) start --dir $(E2E_DIR) --bin $(BIN)" \
+	go test -count=1 -timeout 20m $(GO_TEST_FLAGS) ./e2e/... || rc=$$?; \
+	if [ $$rc -ne 0 ]; then $(COURIER_LOCAL) logs --dir $(E2E_DIR) --out $(ROOT)/_artifacts/e2e; echo "Logs in _artifacts/e2e"; fi; \
+	$(COURIER_LOCAL) down --dir $(E2E_DIR) --bin $(BIN) || rc=1; \
+	exit $$rc
+
 ##@ Tools
 
 .PHONY: test-binaries
 test-binaries: $(BIN)/kube-apiserver $(BIN)/etcd ## Build the integration tests' etcd and kube-apiserver.
 
+.PHONY: e2e-binaries
+e2e-binaries: test-binaries $(BIN)/kube-controller-manager $(BIN)/kube-scheduler $(BIN)/kubectl $(BIN)/kwok $(BIN)/kwokctl \
+	$(BIN)/kueue $(BIN)/trainer-controller-manager $(BIN)/jobset ## Build the real peers the local clusters run.
+
 .PHONY: tools
-tools: test-binaries $(CONTROLLER_GEN) $(STATICCHECK) ## Build every tool.
+tools: e2e-binaries $(CONTROLLER_GEN) $(STATICCHECK) ## Build every tool.
 
 # Each tool is built once into bin/<name>-<version>; bin/<name> links to it.
 define versioned-tool
@@ -122,3 +156,11 @@ $(eval $(call versioned-tool,kube-apiserver,$(K8S_VERSION),k8s.io/kubernetes/cmd
 $(eval $(call versioned-tool,etcd,$(ETCD_VERSION),./etcd))
 $(eval $(call versioned-tool,controller-gen,$(CONTROLLER_TOOLS_VERSION),sigs.k8s.io/controller-tools/cmd/controller-gen))
 $(eval $(call versioned-tool,staticcheck,$(STATICCHECK_VERSION),honnef.co/go/tools/cmd/staticcheck))
+$(eval $(call versioned-tool,kube-controller-manager,$(K8S_VERSION),k8s.io/kubernetes/cmd/kube-controller-manager,-ldflags "$(K8S_LDFLAGS)"))
+$(eval $(call versioned-tool,kube-scheduler,$(K8S_VERSION),k8s.io/kubernetes/cmd/kube-scheduler,-ldflags "$(K8S_LDFLAGS)"))
+$(eval $(call versioned-tool,kubectl,$(K8S_VERSION),k8s.io/kubernetes/cmd/kubectl,-ldflags "$(K8S_LDFLAGS)"))
+$(eval $(call versioned-tool,kwok,$(KWOK_VERSION),sigs.k8s.io/kwok/cmd/kwok))
+$(eval $(call versioned-tool,kwokctl,$(KWOK_VERSION),sigs.k8s.io/kwok/cmd/kwokctl))
+$(eval $(call versioned-tool,kueue,$(KUEUE_VERSION),sigs.k8s.io/kueue/cmd/kueue))
+$(eval $(call versioned-tool,trainer-controller-manager,$(TRAINER_VERSION),github.com/kubeflow/trainer/v2/cmd/trainer-controller-manager))
+$(eval $(call versioned-tool,jobset,$(JOBSET_VERSION),sigs.k8s.io/jobset))

@@ -8,6 +8,8 @@ package adapter
 import (
 	"encoding/json"
 	"fmt"
+
+	jsonpatch "github.com/evanphx/json-patch/v5"
 	"maps"
 	"strings"
 
@@ -41,6 +43,11 @@ type Adapter interface {
 	// StatusPatch returns the JSON merge patch that makes local's status
 	// mirror remote's, or nil when it already does.
 	StatusPatch(local, remote *unstructured.Unstructured) ([]byte, error)
+	// ClearActivityPatch returns the JSON merge patch that removes, from the
+	// manager's job, the mirrored status saying it has active pods, or nil.
+	// Kueue releases an evicted job's quota only once it is inactive, and a
+	// worker that is gone will never report that.
+	ClearActivityPatch(local *unstructured.Unstructured) ([]byte, error)
 }
 
 // Rejection is a manager job that cannot be dispatched until its owner
@@ -68,11 +75,19 @@ type kindAdapter struct {
 	// check and mutate add a kind's own rules to the shared ones.
 	check  func(*unstructured.Unstructured) field.ErrorList
 	mutate func(*unstructured.Unstructured) error
+	// statusIgnore are status fields that describe only the worker and are
+	// never mirrored.
+	statusIgnore []string
+	// activity are the status fields that say the job has active pods.
+	activity []string
 }
 
 // New returns the generic adapter for a kind, with the rules of
 // well-known kinds (batch/v1 Job) added.
-func New(k Kind) Adapter { return &kindAdapter{Kind: k, mutate: kindRules[k.GVK]} }
+func New(k Kind) Adapter {
+	rules := kindRules[k.GVK]
+	return &kindAdapter{Kind: k, mutate: rules.mutate, statusIgnore: rules.statusIgnore, activity: rules.activity}
+}
 
 // GVK implements Adapter.
 func (k *kindAdapter) GVK() schema.GroupVersionKind { return k.Kind.GVK }
@@ -148,23 +163,60 @@ func CopyForWorker(obj *unstructured.Unstructured, origin string) *unstructured.
 	return out
 }
 
-// StatusPatch implements Adapter. Fields present on the manager but absent
-// on the worker are removed, so the manager's status is the worker's.
+// StatusPatch implements Adapter. The manager's status becomes the
+// worker's, field by field and down to nested keys: what the worker no
+// longer has is removed on the manager too.
 func (k *kindAdapter) StatusPatch(local, remote *unstructured.Unstructured) ([]byte, error) {
 	remoteStatus, _, _ := unstructured.NestedMap(remote.Object, "status")
 	localStatus, _, _ := unstructured.NestedMap(local.Object, "status")
-	fields := k.StatusFields
-	if len(fields) == 0 {
-		fields = unionKeys(remoteStatus, localStatus)
+	desired := map[string]any{}
+	if len(k.StatusFields) == 0 {
+		for f, v := range remoteStatus {
+			desired[f] = v
+		}
+	} else {
+		for f, v := range localStatus {
+			desired[f] = v
+		}
+		for _, f := range k.StatusFields {
+			if v, ok := remoteStatus[f]; ok {
+				desired[f] = v
+			} else {
+				delete(desired, f)
+			}
+		}
 	}
+	for _, f := range k.statusIgnore {
+		if v, ok := localStatus[f]; ok {
+			desired[f] = v
+		} else {
+			delete(desired, f)
+		}
+	}
+	if equality.Semantic.DeepEqual(localStatus, desired) || (len(localStatus) == 0 && len(desired) == 0) {
+		return nil, nil
+	}
+	before, err := json.Marshal(map[string]any{"status": localStatus})
+	if err != nil {
+		return nil, fmt.Errorf("encoding status: %w", err)
+	}
+	after, err := json.Marshal(map[string]any{"status": desired})
+	if err != nil {
+		return nil, fmt.Errorf("encoding status: %w", err)
+	}
+	patch, err := jsonpatch.CreateMergePatch(before, after)
+	if err != nil {
+		return nil, fmt.Errorf("computing status patch: %w", err)
+	}
+	return patch, nil
+}
+
+// ClearActivityPatch implements Adapter.
+func (k *kindAdapter) ClearActivityPatch(local *unstructured.Unstructured) ([]byte, error) {
+	status, _, _ := unstructured.NestedMap(local.Object, "status")
 	patch := map[string]any{}
-	for _, f := range fields {
-		want, inRemote := remoteStatus[f]
-		got, inLocal := localStatus[f]
-		switch {
-		case inRemote && (!inLocal || !equality.Semantic.DeepEqual(want, got)):
-			patch[f] = want
-		case !inRemote && inLocal:
+	for _, f := range k.activity {
+		if _, ok := status[f]; ok {
 			patch[f] = nil
 		}
 	}
@@ -184,17 +236,4 @@ func WorkloadName(obj *unstructured.Unstructured) string {
 		return name
 	}
 	return obj.GetAnnotations()[PrebuiltWorkloadAnnotation]
-}
-
-func unionKeys(a, b map[string]any) []string {
-	keys := make([]string, 0, len(a)+len(b))
-	for key := range a {
-		keys = append(keys, key)
-	}
-	for key := range b {
-		if _, ok := a[key]; !ok {
-			keys = append(keys, key)
-		}
-	}
-	return keys
 }

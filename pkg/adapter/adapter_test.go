@@ -140,6 +140,7 @@ func TestStatusPatch(t *testing.T) {
 	}
 	conds := []any{map[string]any{"type": "Complete", "status": "True"}}
 	cases := map[string]struct {
+		gvk    schema.GroupVersionKind
 		fields []string
 		local  map[string]any
 		remote map[string]any
@@ -154,11 +155,22 @@ func TestStatusPatch(t *testing.T) {
 			remote: map[string]any{"phase": "Done", "conditions": conds},
 			want:   `{"status":{"conditions":[{"status":"True","type":"Complete"}],"phase":"Done","startTime":null}}`,
 		},
+		"a batch Job's uncounted pods stay on the worker": {
+			gvk:    schema.GroupVersionKind{Group: "batch", Version: "v1", Kind: "Job"},
+			local:  map[string]any{"active": int64(1)},
+			remote: map[string]any{"succeeded": int64(1), "uncountedTerminatedPods": map[string]any{"succeeded": []any{"uid"}}},
+			want:   `{"status":{"active":null,"succeeded":1}}`,
+		},
 		"only the listed fields": {
 			fields: []string{"conditions"},
 			local:  map[string]any{"phase": "Running"},
 			remote: map[string]any{"phase": "Done", "conditions": conds},
 			want:   `{"status":{"conditions":[{"status":"True","type":"Complete"}]}}`,
+		},
+		"nested keys gone on the worker are removed on the manager": {
+			local:  map[string]any{"counts": map[string]any{"succeeded": []any{"uid"}, "failed": int64(0)}},
+			remote: map[string]any{"counts": map[string]any{"failed": int64(0)}},
+			want:   `{"status":{"counts":{"succeeded":null}}}`,
 		},
 		"no remote status yet": {
 			fields: []string{"conditions"},
@@ -168,7 +180,11 @@ func TestStatusPatch(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			a := New(Kind{GVK: gvk, ManagedByPath: "spec.managedBy", ManagedByValue: "x", StatusFields: tc.fields})
+			kind := gvk
+			if !tc.gvk.Empty() {
+				kind = tc.gvk
+			}
+			a := New(Kind{GVK: kind, ManagedByPath: "spec.managedBy", ManagedByValue: "x", StatusFields: tc.fields})
 			got, err := a.StatusPatch(obj(tc.local), obj(tc.remote))
 			if err != nil {
 				t.Fatal(err)
@@ -223,6 +239,47 @@ func TestBatchJobRemoteCopy(t *testing.T) {
 			}
 			if _, found, _ := unstructured.NestedString(got.Object, "spec", "managedBy"); found {
 				t.Error("managedBy reached the worker copy")
+			}
+		})
+	}
+}
+
+func TestClearActivityPatch(t *testing.T) {
+	obj := func(apiVersion, kind string, status map[string]any) *unstructured.Unstructured {
+		return &unstructured.Unstructured{Object: map[string]any{"apiVersion": apiVersion, "kind": kind, "status": status}}
+	}
+	cases := map[string]struct {
+		a    Adapter
+		job  *unstructured.Unstructured
+		want string
+	}{
+		"TrainJob: its JobSet's job counts go": {
+			a:    NewTrainJob(),
+			job:  obj("trainer.kubeflow.org/v1alpha1", "TrainJob", map[string]any{"jobsStatus": []any{map[string]any{"name": "node", "active": int64(1)}}, "conditions": []any{}}),
+			want: `{"status":{"jobsStatus":null}}`,
+		},
+		"batch Job: active and ready go": {
+			a:    New(Kind{GVK: schema.GroupVersionKind{Group: "batch", Version: "v1", Kind: "Job"}}),
+			job:  obj("batch/v1", "Job", map[string]any{"active": int64(2), "ready": int64(1), "succeeded": int64(1)}),
+			want: `{"status":{"active":null,"ready":null}}`,
+		},
+		"nothing active: no patch": {
+			a:   NewTrainJob(),
+			job: obj("trainer.kubeflow.org/v1alpha1", "TrainJob", map[string]any{"conditions": []any{}}),
+		},
+		"a kind without known activity fields: no patch": {
+			a:   New(Kind{GVK: schema.GroupVersionKind{Group: "example.com", Version: "v1", Kind: "MyJob"}}),
+			job: obj("example.com/v1", "MyJob", map[string]any{"active": int64(1)}),
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got, err := tc.a.ClearActivityPatch(tc.job)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, string(got)); diff != "" {
+				t.Errorf("ClearActivityPatch() mismatch (-want +got):\n%s", diff)
 			}
 		})
 	}

@@ -24,8 +24,16 @@ func dropGeneratedSelector(job *unstructured.Unstructured) error {
 	return nil
 }
 
-// kindRules are the rules of well-known kinds that the generic adapter adds
-// to the shared ones.
-var kindRules = map[schema.GroupVersionKind]func(*unstructured.Unstructured) error{
-	batchJobGVK: dropGeneratedSelector,
+// kindRule is what a well-known kind adds to the generic adapter.
+type kindRule struct {
+	mutate       func(*unstructured.Unstructured) error
+	statusIgnore []string
+	activity     []string
+}
+
+// kindRules are the rules of well-known kinds.
+var kindRules = map[schema.GroupVersionKind]kindRule{
+	// uncountedTerminatedPods lists the worker's pod UIDs, which the Job
+	// controller there is still counting: nothing the manager can hold.
+	batchJobGVK: {mutate: dropGeneratedSelector, statusIgnore: []string{"uncountedTerminatedPods"}, activity: []string{"active", "ready", "terminating"}},
 }

@@ -28,6 +28,7 @@ func NewTrainJob() Adapter {
 			ManagedByPath:  "spec.managedBy",
 			ManagedByValue: TrainJobManagedBy,
 		},
+		activity: []string{"jobsStatus"},
 		check: func(job *unstructured.Unstructured) field.ErrorList {
 			patches, err := runtimePatches(job)
 			if err != nil {

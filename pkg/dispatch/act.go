@@ -94,6 +94,11 @@ func (r *Reconciler) act(ctx context.Context, wl *kueue.Workload, check kueue.Ad
 			events, status, result.RequeueAfter = append(events, *ev), nil, requeueSoon
 		}
 	}
+	if p.ClearJobActivity && job.obj != nil {
+		if err := r.clearActivity(ctx, job); err != nil {
+			return reconcile.Result{}, fmt.Errorf("clearing the job's mirrored activity: %w", err)
+		}
+	}
 	if p.SyncJob != "" && job.obj != nil {
 		if err := r.syncJob(ctx, p.SyncJob, wl, job.obj, job.adapter); err != nil {
 			return reconcile.Result{}, fmt.Errorf("mirroring job status from %s: %w", p.SyncJob, err)
@@ -240,16 +245,33 @@ func (r *Reconciler) syncJob(ctx context.Context, c string, wl *kueue.Workload, 
 		return err
 	}
 	data, err := a.StatusPatch(job, jobs[0])
-	if err != nil || data == nil {
+	if err != nil {
 		return err
 	}
+	return r.patchJobStatus(ctx, job, data)
+}
+
+// clearActivity removes the manager job's mirrored activity.
+func (r *Reconciler) clearActivity(ctx context.Context, job jobInfo) error {
+	data, err := job.adapter.ClearActivityPatch(job.obj)
+	if err != nil {
+		return err
+	}
+	return r.patchJobStatus(ctx, job.obj, data)
+}
+
+// patchJobStatus applies a merge patch to a manager job's status.
+func (r *Reconciler) patchJobStatus(ctx context.Context, job *unstructured.Unstructured, data []byte) error {
+	if data == nil {
+		return nil
+	}
 	patch := client.RawPatch(types.MergePatchType, data)
-	err = r.client.Status().Patch(ctx, job, patch)
+	err := r.client.Status().Patch(ctx, job, patch)
 	if apierrors.IsNotFound(err) {
 		// A kind without a status subresource keeps status in the object.
 		err = r.client.Patch(ctx, job, patch)
 	}
-	return err
+	return client.IgnoreNotFound(err)
 }
 
 // deleteCopies deletes Courier's copies of a Workload and its job on one

@@ -76,6 +76,9 @@ type Plan struct {
 	CreateJob string
 	// SyncJob names the cluster whose job status is mirrored, if any.
 	SyncJob string
+	// ClearJobActivity removes the mirrored activity from the manager's
+	// job once its copies are given up, so that Kueue can release its quota.
+	ClearJobActivity bool
 	// Status is the manager Workload's status change, nil for none.
 	Status *StatusChange
 	// Events are recorded after the status write.
@@ -106,7 +109,9 @@ type Event struct {
 //  1. A finished Workload: remove every copy; a check still Pending turns
 //     Ready, so that no check is left Pending on a finished Workload.
 //  2. A Workload without quota, evicted, deactivated, or whose job is gone:
-//     remove every copy and clear the nomination.
+//     remove every copy and clear the nomination, and clear the job's
+//     mirrored activity (Kueue frees the quota of an evicted job only once
+//     it is inactive, which a lost worker never reports).
 //  3. A check in Retry or Rejected: wait for Kueue to evict.
 //  4. A job that cannot be dispatched: Rejected.
 //  5. A dispatched Workload (status.clusterName set): remove copies
@@ -128,7 +133,7 @@ func plan(o Observed) Plan {
 		return p
 	case !isTrue(wl.Status.Conditions, kueue.WorkloadQuotaReserved) || isTrue(wl.Status.Conditions, kueue.WorkloadEvicted) ||
 		!isActive(wl) || o.JobMissing:
-		p := Plan{Delete: withCopies(o.Remotes, "")}
+		p := Plan{Delete: withCopies(o.Remotes, ""), ClearJobActivity: !o.JobMissing}
 		if len(wl.Status.NominatedClusterNames) > 0 || wl.Status.ClusterName != nil {
 			p.Status = &StatusChange{State: o.Check.State, Message: o.Check.Message}
 		}

@@ -204,14 +204,22 @@ func TestPlan(t *testing.T) {
 				Check:    readyCheck, Health: connected,
 				Remotes: map[string]Remote{"a": {HasJob: true, Workload: copyOf().Obj()}},
 			},
-			want: Plan{Delete: []string{"a"}, Status: &StatusChange{State: kueue.CheckStateReady, Message: readyCheck.Message}},
+			want: Plan{Delete: []string{"a"}, ClearJobActivity: true, Status: &StatusChange{State: kueue.CheckStateReady, Message: readyCheck.Message}},
+		},
+		"evicted on the manager while the worker is lost: the job's activity is cleared all the same": {
+			o: Observed{
+				Workload: local().ClusterName("a").Condition(kueue.WorkloadEvicted, metav1.ConditionTrue, "AdmissionCheck", t0).Obj(),
+				Check:    kueue.AdmissionCheckState{Name: check, State: kueue.CheckStatePending},
+				Health:   map[string]Health{"a": {DisconnectedSince: &metav1.Time{Time: t0}}},
+			},
+			want: Plan{ClearJobActivity: true, Status: &StatusChange{State: kueue.CheckStatePending}},
 		},
 		"deactivated: copies go": {
 			o: Observed{
 				Workload: local().Nominated("a").Active(false).Obj(), Check: pendingCheck, Health: connected,
 				Remotes: map[string]Remote{"a": {Workload: copyOf().Obj()}},
 			},
-			want: Plan{Delete: []string{"a"}, Status: &StatusChange{State: kueue.CheckStatePending}},
+			want: Plan{Delete: []string{"a"}, ClearJobActivity: true, Status: &StatusChange{State: kueue.CheckStatePending}},
 		},
 		"the job is gone from the manager: copies go": {
 			o: Observed{

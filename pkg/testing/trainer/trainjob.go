@@ -4,6 +4,7 @@ package trainer
 import (
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 )
@@ -95,4 +96,20 @@ func (w *TrainJobWrapper) nodePodPatch(manager string, pod trainer.PodTemplatePa
 		}},
 	})
 	return w
+}
+
+// GPUs asks for n GPUs and one CPU per node, requests equal to limits as
+// extended resources require.
+func (w *TrainJobWrapper) GPUs(n int64) *TrainJobWrapper {
+	res := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), "nvidia.com/gpu": *resource.NewQuantity(n, resource.DecimalSI)}
+	w.Spec.Trainer.ResourcesPerNode = &corev1.ResourceRequirements{Requests: res, Limits: res.DeepCopy()}
+	return w
+}
+
+// HoldPods adds a RuntimePatch entry owned by manager that gives the node
+// pods a scheduling gate nobody lifts: the job runs, its pods stay Pending.
+func (w *TrainJobWrapper) HoldPods(manager string) *TrainJobWrapper {
+	return w.nodePodPatch(manager, trainer.PodTemplatePatch{
+		Spec: &trainer.PodSpecPatch{SchedulingGates: []corev1.PodSchedulingGate{{Name: "example.com/hold"}}},
+	})
 }

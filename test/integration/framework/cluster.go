@@ -37,8 +37,8 @@ const (
 
 const readyTimeout = 60 * time.Second
 
-// testScheme is Courier's scheme plus the CRD type the framework installs.
-var testScheme = func() *runtime.Scheme {
+// Scheme is Courier's scheme plus the CRD type the framework installs.
+var Scheme = func() *runtime.Scheme {
 	s := controllermanager.NewScheme()
 	utilruntime.Must(apiextensionsv1.AddToScheme(s))
 	return s
@@ -78,7 +78,7 @@ func newCluster(name, dir string, bins binaries, extraAPIServerArgs []string) (*
 	if err != nil {
 		return nil, err
 	}
-	ports, err := freePorts(3)
+	ports, err := FreePorts(3)
 	if err != nil {
 		return nil, err
 	}
@@ -137,7 +137,7 @@ func newCluster(name, dir string, bins binaries, extraAPIServerArgs []string) (*
 		}, extraAPIServerArgs...),
 	}
 	c.Config = c.RestConfig(AdminUser)
-	if c.Client, err = client.New(c.Config, client.Options{Scheme: testScheme}); err != nil {
+	if c.Client, err = client.New(c.Config, client.Options{Scheme: Scheme}); err != nil {
 		return nil, fmt.Errorf("creating client of %s: %w", name, err)
 	}
 	return c, nil
@@ -247,7 +247,8 @@ func (c *Cluster) Kubeconfig(user string) ([]byte, error) {
 	return data, nil
 }
 
-func freePorts(n int) ([]int, error) {
+// FreePorts returns n loopback ports free at the time of the call.
+func FreePorts(n int) ([]int, error) {
 	ports := make([]int, 0, n)
 	listeners := make([]net.Listener, 0, n)
 	defer func() {
@@ -289,7 +290,7 @@ func (c *Cluster) Discovery() discovery.DiscoveryInterface {
 // FreeAddress returns a loopback address with a port free at the time of
 // the call, for servers a test starts.
 func FreeAddress() (string, error) {
-	ports, err := freePorts(1)
+	ports, err := FreePorts(1)
 	if err != nil {
 		return "", err
 	}

@@ -35,6 +35,20 @@ func CRDDirs(repoRoot string) ([]string, error) {
 	for m := range foreignCRDDirs {
 		modules = append(modules, m)
 	}
+	mods, err := ModuleDirs(repoRoot, modules...)
+	if err != nil {
+		return nil, err
+	}
+	dirs := []string{filepath.Join(repoRoot, "config", "crd", "bases")}
+	for path, dir := range mods {
+		dirs = append(dirs, filepath.Join(dir, foreignCRDDirs[path]))
+	}
+	return dirs, nil
+}
+
+// ModuleDirs maps module paths to their folders in the module cache, at the
+// versions Courier's go.mod pins.
+func ModuleDirs(repoRoot string, modules ...string) (map[string]string, error) {
 	cmd := exec.Command("go", append([]string{"list", "-m", "-f", "{{.Path}} {{.Dir}}"}, modules...)...)
 	cmd.Dir = repoRoot
 	out, err := cmd.Output()
@@ -43,16 +57,16 @@ func CRDDirs(repoRoot string) ([]string, error) {
 		if errors.As(err, &exitErr) {
 			err = fmt.Errorf("%w: %s", err, exitErr.Stderr)
 		}
-		return nil, fmt.Errorf("locating peer modules: %w", err)
+		return nil, fmt.Errorf("locating modules: %w", err)
 	}
-	dirs := []string{filepath.Join(repoRoot, "config", "crd", "bases")}
+	dirs := map[string]string{}
 	sc := bufio.NewScanner(bytes.NewReader(out))
 	for sc.Scan() {
 		path, dir, ok := strings.Cut(sc.Text(), " ")
 		if !ok || dir == "" {
 			return nil, fmt.Errorf("module %s is not in the module cache; run `go mod download`", path)
 		}
-		dirs = append(dirs, filepath.Join(dir, foreignCRDDirs[path]))
+		dirs[path] = dir
 	}
 	return dirs, nil
 }

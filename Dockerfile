@@ -1,0 +1,15 @@
+# Courier's controller image. Build from the repository root:
+#   docker build -t courier:dev .
+FROM golang:1.26 AS build
+WORKDIR /src
+COPY go.mod go.sum ./
+RUN go mod download
+COPY api/ api/
+COPY cmd/ cmd/
+COPY pkg/ pkg/
+RUN CGO_ENABLED=0 go build -trimpath -o /courier ./cmd/courier
+
+FROM gcr.io/distroless/static:nonroot
+COPY --from=build /courier /courier
+USER 65532:65532
+ENTRYPOINT ["/courier"]

@@ -1,0 +1,213 @@
+package e2e
+
+import (
+	"context"
+	"time"
+
+	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/rand"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+
+	courierv1alpha1 "github.com/courierdev/courier/api/v1alpha1"
+	"github.com/courierdev/courier/pkg/adapter"
+	trainertesting "github.com/courierdev/courier/pkg/testing/trainer"
+)
+
+// workloadOf waits for the manager's Workload of a job.
+func workloadOf(ctx context.Context, job client.Object) *kueue.Workload {
+	var wl *kueue.Workload
+	EventuallyWithOffset(1, func(g Gomega) {
+		list := &kueue.WorkloadList{}
+		g.Expect(manager.client.List(ctx, list, client.InNamespace(job.GetNamespace()))).To(Succeed())
+		for i := range list.Items {
+			if ref := metav1.GetControllerOf(&list.Items[i]); ref != nil && ref.UID == job.GetUID() {
+				wl = &list.Items[i]
+			}
+		}
+		g.Expect(wl).NotTo(BeNil(), "Kueue created no Workload for %s", job.GetName())
+	}).Should(Succeed())
+	return wl
+}
+
+// dispatchedTo waits until Courier's check is Ready and returns the worker
+// the Workload went to.
+func dispatchedTo(ctx context.Context, wl *kueue.Workload) cluster {
+	var name string
+	EventuallyWithOffset(1, func(g Gomega) {
+		got := &kueue.Workload{}
+		g.Expect(manager.client.Get(ctx, client.ObjectKeyFromObject(wl), got)).To(Succeed())
+		g.Expect(got.Status.ClusterName).NotTo(BeNil(), "checks: %+v", got.Status.AdmissionChecks)
+		name = *got.Status.ClusterName
+		for _, c := range got.Status.AdmissionChecks {
+			if c.Name == checkName {
+				g.Expect(c.State).To(Equal(kueue.CheckStateReady))
+				g.Expect(c.Message).To(ContainSubstring(name))
+			}
+		}
+	}).Should(Succeed())
+	for _, w := range workers {
+		if w.name == name {
+			return w
+		}
+	}
+	Fail("dispatched to unknown worker " + name)
+	return cluster{}
+}
+
+func exists(ctx context.Context, g Gomega, c cluster, obj client.Object) bool {
+	err := c.client.Get(ctx, client.ObjectKeyFromObject(obj), obj.DeepCopyObject().(client.Object))
+	if client.IgnoreNotFound(err) != nil {
+		g.Expect(err).NotTo(HaveOccurred())
+	}
+	return err == nil
+}
+
+// expectOnlyOn waits until obj exists on worker w and on no other worker.
+func expectOnlyOn(ctx context.Context, obj client.Object, w cluster) {
+	EventuallyWithOffset(1, func(g Gomega) {
+		for _, other := range workers {
+			g.Expect(exists(ctx, g, other, obj)).To(Equal(other.name == w.name), "%s on %s", obj.GetName(), other.name)
+		}
+	}).Should(Succeed())
+}
+
+func finished(ctx context.Context, g Gomega, wl *kueue.Workload) *metav1.Condition {
+	got := &kueue.Workload{}
+	g.Expect(manager.client.Get(ctx, client.ObjectKeyFromObject(wl), got)).To(Succeed())
+	return meta.FindStatusCondition(got.Status.Conditions, kueue.WorkloadFinished)
+}
+
+var _ = Describe("Courier with real Kueue, Trainer and JobSet", func() {
+	It("runs a TrainJob on a worker and mirrors its final status", func(ctx context.Context) {
+		tj := trainertesting.MakeTrainJob("e2e-"+rand.String(5), namespace).Queue(queue).
+			ManagedBy(adapter.TrainJobManagedBy).GPUs(1).RuntimePatch("example.com/user", "team", "a").Obj()
+		Expect(manager.client.Create(ctx, tj)).To(Succeed())
+		wl := workloadOf(ctx, tj)
+		w := dispatchedTo(ctx, wl)
+
+		By("letting the worker's Kueue add its own RuntimePatch and unsuspend the TrainJob")
+		Eventually(func(g Gomega) {
+			remote := &trainer.TrainJob{}
+			g.Expect(w.client.Get(ctx, client.ObjectKeyFromObject(tj), remote)).To(Succeed())
+			var managers []string
+			for _, p := range remote.Spec.RuntimePatches {
+				managers = append(managers, p.Manager)
+			}
+			g.Expect(managers).To(ConsistOf("example.com/user", "kueue.x-k8s.io/manager"))
+			g.Expect(remote.Spec.Suspend).To(HaveValue(BeFalse()))
+			g.Expect(remote.Labels).To(HaveKeyWithValue(courierv1alpha1.OriginLabel, "courier"))
+		}).Should(Succeed())
+
+		By("mirroring the completion to the manager")
+		Eventually(func(g Gomega) {
+			fin := finished(ctx, g, wl)
+			g.Expect(fin).NotTo(BeNil())
+			g.Expect(fin.Status).To(Equal(metav1.ConditionTrue))
+			g.Expect(fin.Reason).To(Equal(kueue.WorkloadFinishedReasonSucceeded))
+			local := &trainer.TrainJob{}
+			g.Expect(manager.client.Get(ctx, client.ObjectKeyFromObject(tj), local)).To(Succeed())
+			g.Expect(meta.IsStatusConditionTrue(local.Status.Conditions, trainer.TrainJobComplete)).To(BeTrue())
+		}).Should(Succeed())
+		Eventually(func(g Gomega) { g.Expect(exists(ctx, g, w, tj)).To(BeFalse()) }).Should(Succeed())
+	})
+
+	It("runs a batch Job, an external framework, on a worker", func(ctx context.Context) {
+		job := &batchv1.Job{
+			ObjectMeta: metav1.ObjectMeta{Name: "e2e-job-" + rand.String(5), Namespace: namespace,
+				Labels: map[string]string{"kueue.x-k8s.io/queue-name": queue}},
+			Spec: batchv1.JobSpec{
+				ManagedBy: ptr.To(courierv1alpha1.ControllerName),
+				Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+					RestartPolicy: corev1.RestartPolicyNever,
+					Containers: []corev1.Container{{Name: "c", Image: "busybox", Resources: corev1.ResourceRequirements{
+						Requests: corev1.ResourceList{corev1.ResourceCPU: *resourceQuantity("1")},
+					}}},
+				}},
+			},
+		}
+		Expect(manager.client.Create(ctx, job)).To(Succeed())
+		wl := workloadOf(ctx, job)
+		w := dispatchedTo(ctx, wl)
+		Eventually(func(g Gomega) {
+			fin := finished(ctx, g, wl)
+			g.Expect(fin).NotTo(BeNil())
+			g.Expect(fin.Reason).To(Equal(kueue.WorkloadFinishedReasonSucceeded))
+			local := &batchv1.Job{}
+			g.Expect(manager.client.Get(ctx, client.ObjectKeyFromObject(job), local)).To(Succeed())
+			g.Expect(local.Status.Succeeded).To(Equal(int32(1)), "the worker's Job status is mirrored")
+		}).Should(Succeed())
+		Eventually(func(g Gomega) { g.Expect(exists(ctx, g, w, job)).To(BeFalse()) }).Should(Succeed())
+	})
+
+	It("removes the worker's objects when the job is deleted on the manager", func(ctx context.Context) {
+		tj := trainertesting.MakeTrainJob("e2e-del-"+rand.String(5), namespace).Queue(queue).
+			ManagedBy(adapter.TrainJobManagedBy).GPUs(1).HoldPods("example.com/user").Obj()
+		Expect(manager.client.Create(ctx, tj)).To(Succeed())
+		wl := workloadOf(ctx, tj)
+		w := dispatchedTo(ctx, wl)
+		expectOnlyOn(ctx, tj, w)
+
+		Expect(manager.client.Delete(ctx, tj, client.PropagationPolicy(metav1.DeletePropagationBackground))).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(exists(ctx, g, w, tj)).To(BeFalse())
+			g.Expect(exists(ctx, g, w, wl)).To(BeFalse())
+		}).Should(Succeed())
+	})
+})
+
+var _ = Describe("Losing a worker", Ordered, func() {
+	It("re-dispatches its job after workerLostTimeout, and removes the stale copy when it returns", func(ctx context.Context) {
+		tj := trainertesting.MakeTrainJob("e2e-lost-"+rand.String(5), namespace).Queue(queue).
+			ManagedBy(adapter.TrainJobManagedBy).GPUs(1).HoldPods("example.com/user").Obj()
+		Expect(manager.client.Create(ctx, tj)).To(Succeed())
+		wl := workloadOf(ctx, tj)
+		lost := dispatchedTo(ctx, wl)
+		expectOnlyOn(ctx, tj, lost)
+
+		workerControl(ctx, "COURIER_E2E_STOP_WORKER", lost.name)
+		restarted := false
+		DeferCleanup(func(ctx context.Context) {
+			if !restarted {
+				workerControl(ctx, "COURIER_E2E_START_WORKER", lost.name)
+			}
+		})
+
+		By("dispatching to another worker once workerLostTimeout has passed")
+		var next cluster
+		Eventually(func(g Gomega) {
+			got := &kueue.Workload{}
+			g.Expect(manager.client.Get(ctx, client.ObjectKeyFromObject(wl), got)).To(Succeed())
+			g.Expect(got.Status.ClusterName).NotTo(BeNil())
+			g.Expect(*got.Status.ClusterName).NotTo(Equal(lost.name))
+			for _, w := range workers {
+				if w.name == *got.Status.ClusterName {
+					next = w
+				}
+			}
+			g.Expect(exists(ctx, g, next, tj)).To(BeTrue())
+		}).WithTimeout(4 * time.Minute).Should(Succeed())
+
+		By("removing the stale copy once the lost worker is back: never two copies")
+		workerControl(ctx, "COURIER_E2E_START_WORKER", lost.name)
+		restarted = true
+		Eventually(func(g Gomega) {
+			g.Expect(exists(ctx, g, lost, tj)).To(BeFalse())
+			g.Expect(exists(ctx, g, lost, wl)).To(BeFalse())
+		}).WithTimeout(3 * time.Minute).Should(Succeed())
+		expectOnlyOn(ctx, tj, next)
+	})
+})
+
+func resourceQuantity(s string) *resource.Quantity {
+	q := resource.MustParse(s)
+	return &q
+}

@@ -1,0 +1,129 @@
+package localcluster
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+	"sigs.k8s.io/yaml"
+
+	courier "github.com/courierdev/courier/api/v1alpha1"
+	"github.com/courierdev/courier/test/integration/framework"
+)
+
+// Names of what Configure creates.
+const (
+	Namespace        = "team-a"
+	CourierNamespace = "courier-system"
+	LocalQueue       = "lq"
+	ClusterQueue     = "cq"
+	CheckName        = "courier"
+	PolicyName       = "all-workers"
+)
+
+// Configure sets the clusters up for dispatch: on every cluster the
+// torch-distributed ClusterTrainingRuntime, a ResourceFlavor, ClusterQueue
+// "cq" and LocalQueue "lq" in namespace team-a; on the manager, Courier's
+// AdmissionCheck on the ClusterQueue, a DispatchPolicy over every worker,
+// and a WorkerCluster per worker from its kubeconfig.
+func (e *Env) Configure(ctx context.Context) error {
+	root, err := framework.RepoRoot()
+	if err != nil {
+		return err
+	}
+	mods, err := framework.ModuleDirs(root, "github.com/kubeflow/trainer/v2")
+	if err != nil {
+		return err
+	}
+	runtime := &trainer.ClusterTrainingRuntime{}
+	data, err := os.ReadFile(filepath.Join(mods["github.com/kubeflow/trainer/v2"], "manifests/base/runtimes/torch_distributed.yaml"))
+	if err != nil {
+		return fmt.Errorf("reading the torch-distributed runtime: %w", err)
+	}
+	if err := yaml.Unmarshal(data, runtime); err != nil {
+		return fmt.Errorf("decoding the torch-distributed runtime: %w", err)
+	}
+	for _, name := range append([]string{e.Manager}, e.Workers...) {
+		c, err := e.Client(name)
+		if err != nil {
+			return err
+		}
+		objs := []client.Object{
+			&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: Namespace}},
+			runtime.DeepCopy(),
+			&kueue.ResourceFlavor{ObjectMeta: metav1.ObjectMeta{Name: "default"}},
+			clusterQueue(name == e.Manager, len(e.Workers)*e.GPUNodes*e.GPUsPerNode),
+			&kueue.LocalQueue{ObjectMeta: metav1.ObjectMeta{Name: LocalQueue, Namespace: Namespace},
+				Spec: kueue.LocalQueueSpec{ClusterQueue: ClusterQueue}},
+		}
+		if name == e.Manager {
+			objs = append(objs, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: CourierNamespace}})
+			for _, w := range e.Workers {
+				kubeconfig, err := os.ReadFile(e.courierKubeconfig(w))
+				if err != nil {
+					return fmt.Errorf("reading kubeconfig of %s: %w", w, err)
+				}
+				objs = append(objs,
+					&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: w + "-kubeconfig", Namespace: CourierNamespace},
+						Data: map[string][]byte{"kubeconfig": kubeconfig}},
+					&courier.WorkerCluster{ObjectMeta: metav1.ObjectMeta{Name: w},
+						Spec: courier.WorkerClusterSpec{Kubeconfig: courier.KubeconfigSource{
+							SecretRef: courier.SecretKeyReference{Name: w + "-kubeconfig", Key: "kubeconfig"}}}})
+			}
+			objs = append(objs,
+				&courier.DispatchPolicy{ObjectMeta: metav1.ObjectMeta{Name: PolicyName},
+					Spec: courier.DispatchPolicySpec{Clusters: e.Workers}},
+				framework.AdmissionCheck(CheckName, PolicyName))
+		}
+		for _, obj := range objs {
+			if err := c.Create(ctx, obj); err != nil && !apierrors.IsAlreadyExists(err) {
+				return fmt.Errorf("creating %T %s on %s: %w", obj, obj.GetName(), name, err)
+			}
+		}
+	}
+	return nil
+}
+
+// clusterQueue covers CPU, memory and GPUs. The manager's runs Courier's
+// check and holds the quota of every worker together.
+func clusterQueue(manager bool, gpus int) *kueue.ClusterQueue {
+	cq := &kueue.ClusterQueue{
+		ObjectMeta: metav1.ObjectMeta{Name: ClusterQueue},
+		Spec: kueue.ClusterQueueSpec{
+			NamespaceSelector: &metav1.LabelSelector{},
+			ResourceGroups: []kueue.ResourceGroup{{
+				CoveredResources: []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory, "nvidia.com/gpu"},
+				Flavors: []kueue.FlavorQuotas{{Name: "default", Resources: []kueue.ResourceQuota{
+					{Name: corev1.ResourceCPU, NominalQuota: resource.MustParse("256")},
+					{Name: corev1.ResourceMemory, NominalQuota: resource.MustParse("2Ti")},
+					{Name: "nvidia.com/gpu", NominalQuota: *resource.NewQuantity(int64(gpus), resource.DecimalSI)},
+				}}},
+			}},
+		},
+	}
+	if manager {
+		cq.Spec.AdmissionChecksStrategy = &kueue.AdmissionChecksStrategy{
+			AdmissionChecks: []kueue.AdmissionCheckStrategyRule{{Name: CheckName}},
+		}
+	}
+	return cq
+}
+
+// courierKubeconfig is the kubeconfig Courier uses to reach a worker: the
+// cluster's own, unless <dir>/<worker>.internal.kubeconfig exists (kind,
+// where Courier runs in a pod and reaches workers by container name).
+func (e *Env) courierKubeconfig(worker string) string {
+	internal := filepath.Join(e.Dir, worker+".internal.kubeconfig")
+	if _, err := os.Stat(internal); err == nil {
+		return internal
+	}
+	return e.Kubeconfig(worker)
+}
