@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"golang.org/x/sync/errgroup"
@@ -22,6 +23,9 @@ type Options struct {
 	// APIServerArgs are added to every kube-apiserver's flags, for example
 	// --runtime-config to enable an alpha API.
 	APIServerArgs []string
+	// ClusterAPIServerArgs are added, after APIServerArgs, to the flags of
+	// the named cluster's kube-apiserver ("manager", "worker-1", ...).
+	ClusterAPIServerArgs map[string][]string
 	// CRDDirs are more folders of CRDs to install on every cluster,
 	// relative to the repository root.
 	CRDDirs []string
@@ -74,7 +78,8 @@ func Start(ctx context.Context, opts Options) (*Environment, error) {
 	}
 	clusters := make([]*Cluster, len(names))
 	for i, name := range names {
-		if clusters[i], err = newCluster(name, filepath.Join(env.dir, name), bins, opts.APIServerArgs); err != nil {
+		args := append(slices.Clone(opts.APIServerArgs), opts.ClusterAPIServerArgs[name]...)
+		if clusters[i], err = newCluster(name, filepath.Join(env.dir, name), bins, args); err != nil {
 			return nil, errors.Join(err, env.cleanUp())
 		}
 	}

@@ -189,7 +189,7 @@ var _ = Describe("External frameworks", func() {
 		}).Should(Succeed())
 	})
 
-	It("copies the PodGroup a Job's pods name to the worker before the Job, and deletes it with the Job", func(ctx context.Context) {
+	It("copies the PodGroup a Job's pods name to a worker that serves PodGroups before the Job, and deletes it with the Job", func(ctx context.Context) {
 		ns := namespaceEverywhere(ctx)
 		target := env.Workers[0]
 		podGroup := object("scheduling.k8s.io/v1alpha2", "PodGroup", ns, "gang-"+rand.String(4), map[string]any{
@@ -200,7 +200,10 @@ var _ = Describe("External frameworks", func() {
 		Expect(unstructured.SetNestedField(job.Object, int64(2), "spec", "parallelism")).To(Succeed())
 		wl := sim.Submit(ctx, job)
 
+		By("passing over the worker without the PodGroup API, saying why")
+		sim.ExpectCheck(ctx, wl, kueue.CheckStatePending, env.Workers[1].Name+": does not serve PodGroup.v1alpha2.scheduling.k8s.io, which the job needs for gang scheduling")
 		Eventually(func(g Gomega) { g.Expect(kueuesim.Read(ctx, g, target, wl)).NotTo(BeNil()) }).Should(Succeed())
+		Consistently(func(g Gomega) { g.Expect(kueuesim.Read(ctx, g, env.Workers[1], wl)).To(BeNil()) }).WithTimeout(2 * time.Second).Should(Succeed())
 		kueuesim.AdmitOn(ctx, target, wl)
 		sim.ExpectCheck(ctx, wl, kueue.CheckStateReady, target.Name)
 		var remoteGroup, remoteJob *unstructured.Unstructured

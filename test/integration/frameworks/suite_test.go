@@ -38,8 +38,10 @@ var _ = BeforeSuite(func(ctx context.Context) {
 	env, err = framework.Start(ctx, framework.Options{
 		Workers: 2,
 		CRDDirs: []string{"test/integration/frameworks/testdata"},
-		// Native gang scheduling (KEP-4671) is alpha in Kubernetes 1.36.
-		APIServerArgs: []string{"--runtime-config=scheduling.k8s.io/v1alpha2=true", "--feature-gates=GenericWorkload=true"},
+		// Native gang scheduling (KEP-4671) is alpha in Kubernetes 1.36; the
+		// second worker goes without it.
+		APIServerArgs:        []string{"--runtime-config=scheduling.k8s.io/v1alpha2=true", "--feature-gates=GenericWorkload=true"},
+		ClusterAPIServerArgs: map[string][]string{"worker-2": {"--runtime-config=scheduling.k8s.io/v1alpha2=false", "--feature-gates=GenericWorkload=false"}},
 	})
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(func() { Expect(env.Stop()).To(Succeed()) })

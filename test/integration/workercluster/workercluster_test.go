@@ -7,6 +7,7 @@ import (
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	dto "github.com/prometheus/client_model/go"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -14,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
 	courierv1alpha1 "github.com/courierdev/courier/api/v1alpha1"
@@ -100,6 +102,17 @@ var _ = Describe("WorkerCluster connections", func() {
 				g.Expect(list.Items).To(BeEmpty())
 			}).WithTimeout(2 * time.Second).Should(Succeed())
 		}
+	})
+
+	It("exports connection state and remote request metrics per cluster", func(ctx context.Context) {
+		wc := connectWorker(ctx, env.Workers[0], framework.AdminUser)
+		expectActive(ctx, wc, metav1.ConditionTrue, courierv1alpha1.ReasonConnected, time.Minute)
+		Eventually(func(g Gomega) {
+			families, err := ctrlmetrics.Registry.Gather()
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(metricValue(families, "courier_worker_cluster_connected", wc.Name)).To(Equal(1.0))
+			g.Expect(metricValue(families, "courier_remote_request_duration_seconds", wc.Name)).To(BeNumerically(">", 0), "requests observed")
+		}).Should(Succeed())
 	})
 
 	It("reports a missing Secret, then connects once the Secret is created", func(ctx context.Context) {
@@ -267,4 +280,23 @@ func insecure(data []byte) []byte {
 	out, err := clientcmd.Write(*cfg)
 	Expect(err).NotTo(HaveOccurred())
 	return out
+}
+
+// metricValue returns a gauge's value, or a histogram's sample count, summed
+// over the series labelled with cluster.
+func metricValue(families []*dto.MetricFamily, name, cluster string) float64 {
+	var sum float64
+	for _, f := range families {
+		if f.GetName() != name {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "cluster" && l.GetValue() == cluster {
+					sum += m.GetGauge().GetValue() + float64(m.GetHistogram().GetSampleCount())
+				}
+			}
+		}
+	}
+	return sum
 }
