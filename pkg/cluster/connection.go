@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"errors"
+	"slices"
 	"sync"
 	"time"
 
@@ -166,19 +167,7 @@ func (c *connection) update(change func(*State)) {
 func sameState(a, b State) bool {
 	sameErr := (a.Err == nil) == (b.Err == nil) && (a.Err == nil || (a.Err.Reason == b.Err.Reason && a.Err.Message == b.Err.Message))
 	return a.Connected == b.Connected && sameErr && a.KubernetesVersion == b.KubernetesVersion &&
-		equalStrings(a.UnavailableKinds, b.UnavailableKinds)
-}
-
-func equalStrings(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
+		slices.Equal(a.UnavailableKinds, b.UnavailableKinds)
 }
 
 // swap installs r as the connection's Remote and stops the one it replaces.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -229,7 +230,7 @@ func (r *Reconciler) createJob(ctx context.Context, c string, wl *kueue.Workload
 	return nil, nil
 }
 
-func (r *Reconciler) skip(wl *kueue.Workload, c string, d skipDuration, reason, msg string) *Event {
+func (r *Reconciler) skip(wl *kueue.Workload, c string, d time.Duration, reason, msg string) *Event {
 	r.skips.add(wl.UID, c, msg, r.now().Add(d))
 	return &Event{Type: "Warning", Reason: reason, Message: msg}
 }
@@ -291,16 +292,12 @@ func (r *Reconciler) deleteCopies(ctx context.Context, c, ns, name string) (bool
 		objs = append(objs, j)
 	}
 	for _, gvk := range []schema.GroupVersionKind{adapter.PodGroupGVK, adapter.SchedulingWorkloadGVK} {
-		if !remote.Serves(gvk) {
-			continue
-		}
-		list := &unstructured.UnstructuredList{}
-		list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
-		if err := remote.Client.List(ctx, list, client.InNamespace(ns), client.MatchingLabels{courier.WorkloadLabel: name}); err != nil {
+		items, err := listRemote(ctx, remote, gvk, client.InNamespace(ns), client.MatchingLabels{courier.WorkloadLabel: name})
+		if err != nil {
 			return false, err
 		}
-		for i := range list.Items {
-			objs = append(objs, &list.Items[i])
+		for i := range items {
+			objs = append(objs, &items[i])
 		}
 	}
 	wl := &kueue.Workload{}

@@ -9,6 +9,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
@@ -175,6 +176,7 @@ func (r *admissionCheckReconciler) activeCondition(ctx context.Context, ac *kueu
 func (r *admissionCheckReconciler) all(ctx context.Context, _ client.Object) []reconcile.Request {
 	list := &kueue.AdmissionCheckList{}
 	if err := r.client.List(ctx, list); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "Listing AdmissionChecks to queue")
 		return nil
 	}
 	var reqs []reconcile.Request

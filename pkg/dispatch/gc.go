@@ -4,7 +4,6 @@ import (
 	"context"
 	"time"
 
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
@@ -53,17 +52,13 @@ func (c *collector) sweep(ctx context.Context) {
 			}
 		}
 		for _, a := range c.r.adapters {
-			if !remote.Serves(a.GVK()) {
-				continue
-			}
-			list := &unstructured.UnstructuredList{}
-			list.SetGroupVersionKind(a.GVK().GroupVersion().WithKind(a.GVK().Kind + "List"))
-			if err := remote.Client.List(ctx, list); err != nil {
+			items, err := listRemote(ctx, remote, a.GVK())
+			if err != nil {
 				log.Error(err, "Listing job copies", "cluster", name, "kind", a.GVK().Kind)
 				continue
 			}
-			for i := range list.Items {
-				objs = append(objs, &list.Items[i])
+			for i := range items {
+				objs = append(objs, &items[i])
 			}
 		}
 		for _, obj := range objs {

@@ -6,6 +6,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -72,6 +73,9 @@ func (r *Reconciler) workloadsForJob(ctx context.Context, o client.Object) []rec
 func (r *Reconciler) listWorkloads(ctx context.Context, opts ...client.ListOption) []reconcile.Request {
 	list := &kueue.WorkloadList{}
 	if err := r.client.List(ctx, list, opts...); err != nil {
+		// A map function has no caller to return to; the periodic sweep and
+		// the next event catch up.
+		ctrl.LoggerFrom(ctx).Error(err, "Listing Workloads to queue")
 		return nil
 	}
 	reqs := make([]reconcile.Request, 0, len(list.Items))

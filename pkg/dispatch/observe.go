@@ -304,19 +304,32 @@ func (r *Reconciler) remoteState(ctx context.Context, remote *cluster.Remote, wl
 func (r *Reconciler) remoteJobs(ctx context.Context, remote *cluster.Remote, ns, workload string, a adapter.Adapter) ([]*unstructured.Unstructured, error) {
 	var out []*unstructured.Unstructured
 	for _, ad := range r.adapters {
-		if (a != nil && ad.GVK() != a.GVK()) || !remote.Serves(ad.GVK()) {
+		if a != nil && ad.GVK() != a.GVK() {
 			continue
 		}
-		list := &unstructured.UnstructuredList{}
-		list.SetGroupVersionKind(ad.GVK().GroupVersion().WithKind(ad.GVK().Kind + "List"))
-		if err := remote.Client.List(ctx, list, client.InNamespace(ns)); err != nil {
+		items, err := listRemote(ctx, remote, ad.GVK(), client.InNamespace(ns))
+		if err != nil {
 			return nil, err
 		}
-		for i := range list.Items {
-			if adapter.WorkloadName(&list.Items[i]) == workload {
-				out = append(out, &list.Items[i])
+		for i := range items {
+			if adapter.WorkloadName(&items[i]) == workload {
+				out = append(out, &items[i])
 			}
 		}
 	}
 	return out, nil
+}
+
+// listRemote lists the objects of a kind that a worker's origin-filtered
+// informers hold; none if the worker does not serve the kind.
+func listRemote(ctx context.Context, remote *cluster.Remote, gvk schema.GroupVersionKind, opts ...client.ListOption) ([]unstructured.Unstructured, error) {
+	if !remote.Serves(gvk) {
+		return nil, nil
+	}
+	list := &unstructured.UnstructuredList{}
+	list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+	if err := remote.Client.List(ctx, list, opts...); err != nil {
+		return nil, err
+	}
+	return list.Items, nil
 }

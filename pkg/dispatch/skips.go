@@ -10,14 +10,12 @@ import (
 // How long a worker is passed over for a Workload after a create there
 // failed for a reason a person must fix.
 const (
-	foreignSkip   skipDuration = 5 * time.Minute
-	namespaceSkip skipDuration = 30 * time.Second
+	foreignSkip   = 5 * time.Minute
+	namespaceSkip = 30 * time.Second
 
 	// requeueSoon is when to look again after passing a worker over.
 	requeueSoon = time.Second
 )
-
-type skipDuration = time.Duration
 
 // skipNotes remembers, per manager Workload, workers to pass over for a
 // while: one holding a same-name object Courier does not own, or lacking the

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	courier "github.com/courierdev/courier/api/v1alpha1"
+	couriertesting "github.com/courierdev/courier/pkg/testing/courier"
 	"github.com/courierdev/courier/test/integration/framework"
 )
 
@@ -74,9 +75,7 @@ func (e *Env) Configure(ctx context.Context) error {
 				objs = append(objs,
 					&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: w + "-kubeconfig", Namespace: CourierNamespace},
 						Data: map[string][]byte{"kubeconfig": kubeconfig}},
-					&courier.WorkerCluster{ObjectMeta: metav1.ObjectMeta{Name: w},
-						Spec: courier.WorkerClusterSpec{Kubeconfig: courier.KubeconfigSource{
-							SecretRef: courier.SecretKeyReference{Name: w + "-kubeconfig", Key: "kubeconfig"}}}})
+					couriertesting.MakeWorkerCluster(w).Secret(w+"-kubeconfig", "kubeconfig").Obj())
 			}
 			objs = append(objs,
 				&courier.DispatchPolicy{ObjectMeta: metav1.ObjectMeta{Name: PolicyName},

@@ -17,6 +17,7 @@ import (
 	courier "github.com/courierdev/courier/api/v1alpha1"
 	"github.com/courierdev/courier/pkg/cluster"
 	"github.com/courierdev/courier/pkg/controllermanager"
+	couriertesting "github.com/courierdev/courier/pkg/testing/courier"
 )
 
 // Courier is Courier's manager running in the test process against the
@@ -101,13 +102,7 @@ func (c *Courier) ConnectWorkers(ctx context.Context, env *Environment) ([]strin
 		if err := c.KubeconfigSecret(ctx, env.Manager, worker.Name, worker, AdminUser); err != nil {
 			return nil, err
 		}
-		wc := &courier.WorkerCluster{
-			ObjectMeta: metav1.ObjectMeta{Name: worker.Name},
-			Spec: courier.WorkerClusterSpec{Kubeconfig: courier.KubeconfigSource{
-				SecretRef: courier.SecretKeyReference{Name: worker.Name, Key: "kubeconfig"},
-			}},
-		}
-		if err := env.Manager.Client.Create(ctx, wc); err != nil {
+		if err := env.Manager.Client.Create(ctx, couriertesting.MakeWorkerCluster(worker.Name).Obj()); err != nil {
 			return nil, fmt.Errorf("creating WorkerCluster %s: %w", worker.Name, err)
 		}
 		names = append(names, worker.Name)
