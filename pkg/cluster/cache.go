@@ -160,7 +160,8 @@ func (c *Cache) Connect(name string, kubeconfig []byte, config *rest.Config) {
 	go conn.run(ctx)
 }
 
-// Disconnect stops the connection for name, if any.
+// Disconnect stops the connection for name, if any. The worker stays in the
+// metrics, as not connected: a configuration error is worth a graph too.
 func (c *Cache) Disconnect(name string) {
 	c.mu.Lock()
 	conn, ok := c.conns[name]
@@ -169,6 +170,13 @@ func (c *Cache) Disconnect(name string) {
 	if ok {
 		conn.cancel()
 	}
+	metrics.WorkerConnected.WithLabelValues(name).Set(0)
+}
+
+// Remove disconnects a worker whose WorkerCluster is gone and drops its
+// metric series.
+func (c *Cache) Remove(name string) {
+	c.Disconnect(name)
 	metrics.ForgetWorker(name)
 }
 

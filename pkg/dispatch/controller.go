@@ -95,8 +95,13 @@ func New(c client.Client, recorder events.EventRecorder, opts Options) *Reconcil
 // dropping the event could lose a status change, but not past shutdown.
 func (r *Reconciler) OnRemoteChange(_ string, obj client.Object) {
 	name := obj.GetName()
-	if job, ok := obj.(*unstructured.Unstructured); ok {
-		if name = adapter.WorkloadName(job); name == "" {
+	if u, ok := obj.(*unstructured.Unstructured); ok {
+		// A job copy names its Workload with Kueue's prebuilt marker; a
+		// PodGroup or core Workload copy with Courier's workload label.
+		if name = adapter.WorkloadName(u); name == "" {
+			name = u.GetLabels()[courier.WorkloadLabel]
+		}
+		if name == "" {
 			return
 		}
 	}

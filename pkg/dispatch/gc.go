@@ -4,9 +4,12 @@ import (
 	"context"
 	"time"
 
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+
+	"github.com/courierdev/courier/pkg/adapter"
 )
 
 // collector sweeps the workers every gcInterval and queues the manager
@@ -51,10 +54,14 @@ func (c *collector) sweep(ctx context.Context) {
 				objs = append(objs, &list.Items[i])
 			}
 		}
+		kinds := []schema.GroupVersionKind{adapter.PodGroupGVK, adapter.SchedulingWorkloadGVK}
 		for _, a := range c.r.adapters {
-			items, err := listRemote(ctx, remote, a.GVK())
+			kinds = append(kinds, a.GVK())
+		}
+		for _, gvk := range kinds {
+			items, err := listRemote(ctx, remote, gvk)
 			if err != nil {
-				log.Error(err, "Listing job copies", "cluster", name, "kind", a.GVK().Kind)
+				log.Error(err, "Listing copies", "cluster", name, "kind", gvk.Kind)
 				continue
 			}
 			for i := range items {

@@ -73,7 +73,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	wc := &courier.WorkerCluster{}
 	if err := r.client.Get(ctx, req.NamespacedName, wc); err != nil {
 		if apierrors.IsNotFound(err) {
-			r.cache.Disconnect(req.Name)
+			r.cache.Remove(req.Name)
 		}
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}

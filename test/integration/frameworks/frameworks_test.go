@@ -234,6 +234,22 @@ var _ = Describe("External frameworks", func() {
 		}).Should(Succeed())
 	})
 
+	It("collects an orphaned PodGroup copy whose manager Workload is gone", func(ctx context.Context) {
+		ns := namespaceEverywhere(ctx)
+		worker := env.Workers[0]
+		orphan := object("scheduling.k8s.io/v1alpha2", "PodGroup", ns, "orphan-"+rand.String(4), map[string]any{
+			"schedulingPolicy": map[string]any{"gang": map[string]any{"minCount": int64(1)}},
+		})
+		orphan.SetLabels(map[string]string{courierv1alpha1.OriginLabel: courier.Config.Origin, courierv1alpha1.WorkloadLabel: "no-such-workload"})
+		Expect(worker.Client.Create(ctx, orphan)).To(Succeed())
+		Eventually(func(g Gomega) {
+			// Deleted; PodGroup protection keeps it Terminating here (no
+			// kube-controller-manager runs).
+			got := kueuesim.Read(ctx, g, worker, orphan)
+			g.Expect(got == nil || got.GetDeletionTimestamp() != nil).To(BeTrue())
+		}).Should(Succeed())
+	})
+
 	It("holds a job whose PodGroup does not exist on the manager, saying so", func(ctx context.Context) {
 		ns := namespaceEverywhere(ctx)
 		job := batchJob(ns, "orphan-gang-"+rand.String(4), map[string]any{"schedulingGroup": map[string]any{"podGroupName": "nowhere"}})
