@@ -19,6 +19,9 @@ KWOK_VERSION := $(call tool-version,sigs.k8s.io/kwok)
 KUEUE_VERSION := $(call tool-version,sigs.k8s.io/kueue)
 TRAINER_VERSION := $(call tool-version,github.com/kubeflow/trainer/v2)
 JOBSET_VERSION := $(call tool-version,sigs.k8s.io/jobset)
+# Helm has a module of its own: it follows a newer Kubernetes client.
+HELM_TOOLS_DIR := $(TOOLS_DIR)/helm
+HELM_VERSION := $(shell awk '$$1 == "require" && $$2 == "helm.sh/helm/v4" { print $$3; exit }' $(HELM_TOOLS_DIR)/go.mod)
 
 # Kueue's scheduler-library is not in the public checksum database.
 export GONOSUMDB := sigs.k8s.io/scheduler-library
@@ -138,18 +141,19 @@ test-binaries: $(BIN)/kube-apiserver $(BIN)/etcd ## Build the integration tests'
 
 .PHONY: e2e-binaries
 e2e-binaries: test-binaries $(BIN)/kube-controller-manager $(BIN)/kube-scheduler $(BIN)/kubectl $(BIN)/kwok $(BIN)/kwokctl \
-	$(BIN)/kueue $(BIN)/trainer-controller-manager $(BIN)/jobset ## Build the real peers the local clusters run.
+	$(BIN)/kueue $(BIN)/trainer-controller-manager $(BIN)/jobset $(BIN)/helm ## Build the real peers the local clusters run, and Helm for Courier's chart.
 
 .PHONY: tools
 tools: e2e-binaries $(CONTROLLER_GEN) $(STATICCHECK) ## Build every tool.
 
 # Each tool is built once into bin/<name>-<version>; bin/<name> links to it.
+# The fifth argument names another tools module than hack/tools.
 define versioned-tool
 $(BIN)/$(1): $(BIN)/$(1)-$(2)
 	ln -sf $(1)-$(2) $(BIN)/$(1)
 $(BIN)/$(1)-$(2):
 	@mkdir -p $(BIN)
-	cd $(TOOLS_DIR) && go build -o $$@ $(4) $(3)
+	cd $(or $(5),$(TOOLS_DIR)) && go build -o $$@ $(4) $(3)
 endef
 
 $(eval $(call versioned-tool,kube-apiserver,$(K8S_VERSION),k8s.io/kubernetes/cmd/kube-apiserver,-ldflags "$(K8S_LDFLAGS)"))
@@ -164,3 +168,4 @@ $(eval $(call versioned-tool,kwokctl,$(KWOK_VERSION),sigs.k8s.io/kwok/cmd/kwokct
 $(eval $(call versioned-tool,kueue,$(KUEUE_VERSION),sigs.k8s.io/kueue/cmd/kueue))
 $(eval $(call versioned-tool,trainer-controller-manager,$(TRAINER_VERSION),github.com/kubeflow/trainer/v2/cmd/trainer-controller-manager))
 $(eval $(call versioned-tool,jobset,$(JOBSET_VERSION),sigs.k8s.io/jobset))
+$(eval $(call versioned-tool,helm,$(HELM_VERSION),helm.sh/helm/v4/cmd/helm,,$(HELM_TOOLS_DIR)))

@@ -39,7 +39,7 @@ const (
 // cluster is one cluster of the environment.
 type cluster struct {
 	name   string
-	client client.Client
+	client client.WithWatch
 }
 
 var (
@@ -73,7 +73,7 @@ func mustEnv(name string) string {
 func connect(name, kubeconfig string) cluster {
 	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	ExpectWithOffset(1, err).NotTo(HaveOccurred())
-	c, err := client.New(cfg, client.Options{Scheme: framework.Scheme})
+	c, err := client.NewWithWatch(cfg, client.Options{Scheme: framework.Scheme})
 	ExpectWithOffset(1, err).NotTo(HaveOccurred())
 	return cluster{name: name, client: c}
 }

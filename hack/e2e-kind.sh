@@ -52,10 +52,10 @@ docker build -t courier:e2e .
 kind load docker-image courier:e2e --name manager
 helm --kubeconfig "$dir/manager.kubeconfig" upgrade --install courier charts/courier \
   --namespace courier-system --create-namespace \
-  --set image.repository=courier --set image.tag=e2e \
-  --set-json 'configuration={"origin":"courier","workerLostTimeout":"30s","gcInterval":"15s","externalFrameworks":[{"name":"Job.v1.batch"}]}' \
-  --set-json 'extraRules=[{"apiGroups":["batch"],"resources":["jobs","jobs/status"],"verbs":["get","list","watch","patch"]}]'
+  --set image.repository=courier --set image.tag=e2e --values e2e/courier-values.yaml
 
+# Queues and runtime everywhere; config/worker/rbac.yaml on the workers, and
+# WorkerClusters on the manager with that ServiceAccount's token.
 go build -o bin/courier-local ./cmd/courier-local
 bin/courier-local configure --dir "$dir" --workers 2
 

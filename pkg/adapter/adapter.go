@@ -193,41 +193,41 @@ func (k *kindAdapter) StatusPatch(local, remote *unstructured.Unstructured) ([]b
 			delete(desired, f)
 		}
 	}
-	if equality.Semantic.DeepEqual(localStatus, desired) || (len(localStatus) == 0 && len(desired) == 0) {
+	return statusMergePatch(localStatus, desired)
+}
+
+// ClearActivityPatch implements Adapter.
+func (k *kindAdapter) ClearActivityPatch(local *unstructured.Unstructured) ([]byte, error) {
+	status, _, _ := unstructured.NestedMap(local.Object, "status")
+	desired := maps.Clone(status)
+	for _, f := range k.activity {
+		delete(desired, f)
+	}
+	return statusMergePatch(status, desired)
+}
+
+// statusMergePatch returns the JSON merge patch that turns status from into
+// to, or nil if they are equal. An empty status is removed rather than left
+// as {}: CRDs such as Trainer's require a status to have a field.
+func statusMergePatch(from, to map[string]any) ([]byte, error) {
+	if equality.Semantic.DeepEqual(from, to) || (len(from) == 0 && len(to) == 0) {
 		return nil, nil
 	}
-	before, err := json.Marshal(map[string]any{"status": localStatus})
+	before, err := json.Marshal(map[string]any{"status": from})
 	if err != nil {
 		return nil, fmt.Errorf("encoding status: %w", err)
 	}
-	after, err := json.Marshal(map[string]any{"status": desired})
-	if err != nil {
-		return nil, fmt.Errorf("encoding status: %w", err)
+	after := []byte("{}")
+	if len(to) > 0 {
+		if after, err = json.Marshal(map[string]any{"status": to}); err != nil {
+			return nil, fmt.Errorf("encoding status: %w", err)
+		}
 	}
 	patch, err := jsonpatch.CreateMergePatch(before, after)
 	if err != nil {
 		return nil, fmt.Errorf("computing status patch: %w", err)
 	}
 	return patch, nil
-}
-
-// ClearActivityPatch implements Adapter.
-func (k *kindAdapter) ClearActivityPatch(local *unstructured.Unstructured) ([]byte, error) {
-	status, _, _ := unstructured.NestedMap(local.Object, "status")
-	patch := map[string]any{}
-	for _, f := range k.activity {
-		if _, ok := status[f]; ok {
-			patch[f] = nil
-		}
-	}
-	if len(patch) == 0 {
-		return nil, nil
-	}
-	data, err := json.Marshal(map[string]any{"status": patch})
-	if err != nil {
-		return nil, fmt.Errorf("encoding status patch: %w", err)
-	}
-	return data, nil
 }
 
 // WorkloadName returns the prebuilt Workload a worker copy belongs to.

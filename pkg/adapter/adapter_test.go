@@ -177,6 +177,11 @@ func TestStatusPatch(t *testing.T) {
 			local:  nil,
 			remote: nil,
 		},
+		"a fresh copy without status empties the manager's status, removing it": {
+			local:  map[string]any{"conditions": conds},
+			remote: nil,
+			want:   `{"status":null}`,
+		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -262,6 +267,11 @@ func TestClearActivityPatch(t *testing.T) {
 			a:    New(Kind{GVK: schema.GroupVersionKind{Group: "batch", Version: "v1", Kind: "Job"}}),
 			job:  obj("batch/v1", "Job", map[string]any{"active": int64(2), "ready": int64(1), "succeeded": int64(1)}),
 			want: `{"status":{"active":null,"ready":null}}`,
+		},
+		"TrainJob with only job counts: the status goes, never left as {}": {
+			a:    NewTrainJob(),
+			job:  obj("trainer.kubeflow.org/v1alpha1", "TrainJob", map[string]any{"jobsStatus": []any{map[string]any{"name": "node", "active": int64(1)}}}),
+			want: `{"status":null}`,
 		},
 		"nothing active: no patch": {
 			a:   NewTrainJob(),

@@ -31,7 +31,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		if !apierrors.IsNotFound(err) {
 			return reconcile.Result{}, fmt.Errorf("getting Workload: %w", err)
 		}
-		return reconcile.Result{}, r.removeEverywhere(ctx, req.NamespacedName)
+		return r.removeEverywhere(ctx, req.NamespacedName)
 	}
 	ac, err := r.courierCheck(ctx, wl)
 	if err != nil {
@@ -39,7 +39,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	}
 	if ac == nil {
 		// Not (or no longer) Courier's: nothing may stay on the workers.
-		return reconcile.Result{}, r.removeEverywhere(ctx, req.NamespacedName)
+		return r.removeEverywhere(ctx, req.NamespacedName)
 	}
 	o, job, err := r.observe(ctx, wl, ac)
 	if err != nil {
@@ -58,17 +58,27 @@ func (r *Reconciler) act(ctx context.Context, wl *kueue.Workload, check kueue.Ad
 	events := p.Events
 	var errs []error
 	var deleted []string
+	conflict := false
 	for _, c := range p.Delete {
 		gone, err := r.deleteCopies(ctx, c, wl.Namespace, wl.Name)
-		if err != nil {
+		switch {
+		case apierrors.IsConflict(err):
+			conflict = true
+		case err != nil:
 			errs = append(errs, fmt.Errorf("deleting copies on %s: %w", c, err))
-		} else if gone {
+		case gone:
 			deleted = append(deleted, c)
 		}
 	}
 	if len(deleted) > 0 {
 		events = append(events, Event{Type: "Normal", Reason: courier.EventRemoteDeleted,
 			Message: fmt.Sprintf("Removed the workload's copies from %s.", strings.Join(deleted, ", "))})
+	}
+	if conflict && len(errs) == 0 {
+		// A worker's controller wrote a copy after our informer saw it;
+		// look again once the informer has caught up.
+		r.record(wl, events)
+		return reconcile.Result{RequeueAfter: requeueSoon}, nil
 	}
 	for _, c := range p.Create {
 		ev, err := r.createWorkloadCopy(ctx, c, wl)
@@ -268,11 +278,15 @@ func (r *Reconciler) patchJobStatus(ctx context.Context, job *unstructured.Unstr
 	}
 	patch := client.RawPatch(types.MergePatchType, data)
 	err := r.client.Status().Patch(ctx, job, patch)
-	if apierrors.IsNotFound(err) {
-		// A kind without a status subresource keeps status in the object.
-		err = r.client.Patch(ctx, job, patch)
+	if !apierrors.IsNotFound(err) {
+		return err
 	}
-	return client.IgnoreNotFound(err)
+	// Either the job is gone, or its kind has no status subresource and
+	// keeps status in the object; only the latter needs the second patch.
+	if err := r.client.Get(ctx, client.ObjectKeyFromObject(job), job.DeepCopy()); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	return client.IgnoreNotFound(r.client.Patch(ctx, job, patch))
 }
 
 // deleteCopies deletes Courier's copies of a Workload and its job on one
@@ -314,15 +328,21 @@ func (r *Reconciler) deleteCopies(ctx context.Context, c, ns, name string) (bool
 	return len(objs) > 0, nil
 }
 
-// removeEverywhere deletes the copies of a Workload on every worker.
-func (r *Reconciler) removeEverywhere(ctx context.Context, key types.NamespacedName) error {
+// removeEverywhere deletes the copies of a Workload on every worker. A
+// conflict (a worker's controller wrote a copy after our informer saw it)
+// is retried soon, not reported.
+func (r *Reconciler) removeEverywhere(ctx context.Context, key types.NamespacedName) (reconcile.Result, error) {
 	var errs []error
+	var result reconcile.Result
 	for _, c := range r.cache.Names() {
-		if _, err := r.deleteCopies(ctx, c, key.Namespace, key.Name); err != nil {
+		_, err := r.deleteCopies(ctx, c, key.Namespace, key.Name)
+		if apierrors.IsConflict(err) {
+			result.RequeueAfter = requeueSoon
+		} else if err != nil {
 			errs = append(errs, fmt.Errorf("deleting copies on %s: %w", c, err))
 		}
 	}
-	return errors.Join(errs...)
+	return result, errors.Join(errs...)
 }
 
 // deleteReleased drops the finalizers that Courier and Kueue put on a

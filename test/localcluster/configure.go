@@ -11,6 +11,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 	"sigs.k8s.io/yaml"
@@ -24,17 +25,21 @@ import (
 const (
 	Namespace        = "team-a"
 	CourierNamespace = "courier-system"
-	LocalQueue       = "lq"
-	ClusterQueue     = "cq"
-	CheckName        = "courier"
-	PolicyName       = "all-workers"
+	// workerServiceAccount is Courier's identity on workers, from
+	// config/worker/rbac.yaml.
+	workerServiceAccount = "courier"
+	LocalQueue           = "lq"
+	ClusterQueue         = "cq"
+	CheckName            = "courier"
+	PolicyName           = "all-workers"
 )
 
 // Configure sets the clusters up for dispatch: on every cluster the
 // torch-distributed ClusterTrainingRuntime, a ResourceFlavor, ClusterQueue
 // "cq" and LocalQueue "lq" in namespace team-a; on the manager, Courier's
 // AdmissionCheck on the ClusterQueue, a DispatchPolicy over every worker,
-// and a WorkerCluster per worker from its kubeconfig.
+// and a WorkerCluster per worker. Courier reaches each worker as the
+// ServiceAccount of config/worker/rbac.yaml, as a real deployment does.
 func (e *Env) Configure(ctx context.Context) error {
 	root, err := framework.RepoRoot()
 	if err != nil {
@@ -52,6 +57,12 @@ func (e *Env) Configure(ctx context.Context) error {
 	if err := yaml.Unmarshal(data, runtime); err != nil {
 		return fmt.Errorf("decoding the torch-distributed runtime: %w", err)
 	}
+	workerKubeconfigs := map[string][]byte{}
+	for _, w := range e.Workers {
+		if workerKubeconfigs[w], err = e.grantWorkerAccess(ctx, root, w); err != nil {
+			return err
+		}
+	}
 	for _, name := range append([]string{e.Manager}, e.Workers...) {
 		c, err := e.Client(name)
 		if err != nil {
@@ -68,13 +79,9 @@ func (e *Env) Configure(ctx context.Context) error {
 		if name == e.Manager {
 			objs = append(objs, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: CourierNamespace}})
 			for _, w := range e.Workers {
-				kubeconfig, err := os.ReadFile(e.courierKubeconfig(w))
-				if err != nil {
-					return fmt.Errorf("reading kubeconfig of %s: %w", w, err)
-				}
 				objs = append(objs,
 					&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: w + "-kubeconfig", Namespace: CourierNamespace},
-						Data: map[string][]byte{"kubeconfig": kubeconfig}},
+						Data: map[string][]byte{"kubeconfig": workerKubeconfigs[w]}},
 					couriertesting.MakeWorkerCluster(w).Secret(w+"-kubeconfig", "kubeconfig").Obj())
 			}
 			objs = append(objs,
@@ -89,6 +96,35 @@ func (e *Env) Configure(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// workerRBAC is Courier's access on a worker: its identity, and a role for
+// the external frameworks the e2e configuration lists.
+var workerRBAC = []string{framework.WorkerRBAC, "e2e/worker-rbac.yaml"}
+
+// grantWorkerAccess applies workerRBAC to a worker and returns a kubeconfig
+// with the ServiceAccount's token.
+func (e *Env) grantWorkerAccess(ctx context.Context, root, worker string) ([]byte, error) {
+	c, err := e.Client(worker)
+	if err != nil {
+		return nil, err
+	}
+	var objs []*unstructured.Unstructured
+	for _, f := range workerRBAC {
+		fileObjs, err := framework.ReadManifests(filepath.Join(root, f))
+		if err != nil {
+			return nil, fmt.Errorf("reading Courier's worker RBAC %s: %w", f, err)
+		}
+		objs = append(objs, fileObjs...)
+	}
+	if err := framework.Apply(ctx, c, objs, fieldOwner); err != nil {
+		return nil, fmt.Errorf("granting Courier access to %s: %w", worker, err)
+	}
+	base, err := os.ReadFile(e.courierKubeconfig(worker))
+	if err != nil {
+		return nil, fmt.Errorf("reading kubeconfig of %s: %w", worker, err)
+	}
+	return serviceAccountKubeconfig(ctx, c, base, CourierNamespace, workerServiceAccount)
 }
 
 // clusterQueue covers CPU, memory and GPUs. The manager's runs Courier's

@@ -3,6 +3,7 @@ package localcluster
 import (
 	"context"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -23,24 +24,9 @@ import (
 	"github.com/courierdev/courier/test/integration/framework"
 )
 
-// CourierConfig is the Configuration the local environment runs Courier
-// with. workerLostTimeout is short so that a lost worker shows in minutes.
-func CourierConfig(healthPort int) string {
-	return fmt.Sprintf(`apiVersion: config.courier.dev/v1alpha1
-kind: Configuration
-namespace: %s
-workerLostTimeout: 30s
-gcInterval: 15s
-health: {bindAddress: "127.0.0.1:%d"}
-metrics: {bindAddress: "0"}
-leaderElection: {leaderElect: false}
-externalFrameworks:
-- name: Job.v1.batch
-`, CourierNamespace, healthPort)
-}
-
-// StartCourierAndConfigure configures dispatch, starts Courier on the
-// manager, and waits until its AdmissionCheck is Active.
+// StartCourierAndConfigure configures dispatch, installs Courier's chart on
+// the manager, starts Courier as the chart's ServiceAccount with the chart's
+// Configuration, and waits until its AdmissionCheck is Active.
 func StartCourierAndConfigure(ctx context.Context, env *Env, logf func(string, ...any)) error {
 	logf("Creating queues, the training runtime, WorkerClusters, a DispatchPolicy and the AdmissionCheck")
 	if err := env.Configure(ctx); err != nil {
@@ -50,12 +36,29 @@ func StartCourierAndConfigure(ctx context.Context, env *Env, logf func(string, .
 	if err != nil {
 		return err
 	}
-	logf("Starting Courier on %s", env.Manager)
-	proc, err := env.StartCourier(CourierConfig(ports[0]))
+	c, err := env.Client(env.Manager)
 	if err != nil {
 		return err
 	}
-	c, err := env.Client(env.Manager)
+	logf("Installing Courier's chart on %s, all but its Deployment", env.Manager)
+	// A process has no Service to be probed through: health on a free
+	// loopback port, metrics off.
+	config, err := env.installChart(ctx, c,
+		fmt.Sprintf("configuration.health.bindAddress=127.0.0.1:%d", ports[0]),
+		"configuration.metrics.bindAddress=0")
+	if err != nil {
+		return err
+	}
+	base, err := os.ReadFile(env.Kubeconfig(env.Manager))
+	if err != nil {
+		return fmt.Errorf("reading kubeconfig of %s: %w", env.Manager, err)
+	}
+	kubeconfig, err := serviceAccountKubeconfig(ctx, c, base, CourierNamespace, chartServiceAccount)
+	if err != nil {
+		return err
+	}
+	logf("Starting Courier on %s as ServiceAccount %s/%s", env.Manager, CourierNamespace, chartServiceAccount)
+	proc, err := env.StartCourier(config, kubeconfig)
 	if err != nil {
 		return err
 	}

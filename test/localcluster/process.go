@@ -18,9 +18,10 @@ type Process struct {
 }
 
 // startProcess starts a detached process that outlives the command that
-// started it, with its output in logPath.
+// started it, with its output in logPath, emptied first so that collected
+// logs never mix an earlier environment's lines in.
 func startProcess(name, logPath string, env []string, args ...string) (*Process, error) {
-	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("opening log of %s: %w", name, err)
 	}

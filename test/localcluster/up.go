@@ -173,8 +173,9 @@ func Up(ctx context.Context, opts Options, logf func(string, ...any)) (env *Env,
 	return env, nil
 }
 
-// StartCourier runs bin/courier on the manager with the given configuration.
-func (e *Env) StartCourier(config string) (*Process, error) {
+// StartCourier runs bin/courier on the manager with the given
+// configuration and kubeconfig.
+func (e *Env) StartCourier(config string, kubeconfig []byte) (*Process, error) {
 	state, err := LoadState(e.Dir)
 	if err != nil {
 		return nil, err
@@ -187,8 +188,12 @@ func (e *Env) StartCourier(config string) (*Process, error) {
 	if err := os.WriteFile(path, []byte(config), 0o600); err != nil {
 		return nil, fmt.Errorf("writing Courier's config: %w", err)
 	}
+	kubeconfigPath := filepath.Join(dir, "kubeconfig")
+	if err := os.WriteFile(kubeconfigPath, kubeconfig, 0o600); err != nil {
+		return nil, fmt.Errorf("writing Courier's kubeconfig: %w", err)
+	}
 	proc, err := startProcess(e.Manager+"/courier", filepath.Join(dir, "courier.log"), nil,
-		filepath.Join(e.Bin, "courier"), "--config", path, "--kubeconfig", e.Kubeconfig(e.Manager))
+		filepath.Join(e.Bin, "courier"), "--config", path, "--kubeconfig", kubeconfigPath)
 	if err != nil {
 		return nil, err
 	}

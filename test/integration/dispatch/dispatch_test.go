@@ -211,7 +211,14 @@ var _ = Describe("Dispatching a TrainJob", func() {
 		first, second := env.Workers[0], env.Workers[1]
 		tj := trainJob(ns).Obj()
 		wl := dispatchTo(ctx, tj, first)
-		expectTrainJobOnlyOn(ctx, tj, first)
+		remote := expectTrainJobOnlyOn(ctx, tj, first)
+		remote.Status.Conditions = []metav1.Condition{{Type: "Created", Status: metav1.ConditionTrue, Reason: "JobsCreated", Message: "JobSet created", LastTransitionTime: metav1.Now()}}
+		Expect(first.Client.Status().Update(ctx, remote)).To(Succeed())
+		Eventually(func(g Gomega) {
+			local := kueuesim.Read(ctx, g, env.Manager, tj)
+			g.Expect(local).NotTo(BeNil())
+			g.Expect(local.Status.Conditions).NotTo(BeEmpty())
+		}).Should(Succeed())
 
 		kueuesim.SetRemoteCondition(ctx, first, wl, metav1.Condition{Type: kueue.WorkloadEvicted, Status: metav1.ConditionTrue, Reason: "Preempted", Message: "preempted by a higher priority workload"})
 		sim.ExpectCheck(ctx, wl, kueue.CheckStateRetry, `Worker "`+first.Name+`" evicted the workload (Preempted`)
@@ -225,6 +232,13 @@ var _ = Describe("Dispatching a TrainJob", func() {
 		kueuesim.AdmitOn(ctx, second, wl)
 		sim.ExpectCheck(ctx, wl, kueue.CheckStateReady, second.Name)
 		expectTrainJobOnlyOn(ctx, tj, second)
+
+		By("mirroring the new copy's empty status: the first worker's is not kept")
+		Eventually(func(g Gomega) {
+			local := kueuesim.Read(ctx, g, env.Manager, tj)
+			g.Expect(local).NotTo(BeNil())
+			g.Expect(local.Status).To(BeZero())
+		}).Should(Succeed())
 	})
 
 	It("removes the worker's objects when the job is deleted on the manager", func(ctx context.Context) {

@@ -29,10 +29,12 @@ import (
 
 // Users the API servers know, by bearer token. AdminUser is in
 // system:masters; RestrictedUser has no RBAC permissions at all, for tests
-// of refused credentials.
+// of refused credentials; CourierUser has only what Courier's shipped RBAC
+// grants (ManagerRBAC, WorkerRBAC), and is who Courier runs as.
 const (
 	AdminUser      = "admin"
 	RestrictedUser = "restricted"
+	CourierUser    = "courier"
 )
 
 const readyTimeout = 60 * time.Second
@@ -89,11 +91,13 @@ func newCluster(name, dir string, bins binaries, extraAPIServerArgs []string) (*
 		Dir:    dir,
 		host:   "https://127.0.0.1:" + strconv.Itoa(ports[2]),
 		pki:    p,
-		tokens: map[string]string{AdminUser: randomToken(), RestrictedUser: randomToken()},
+		tokens: map[string]string{AdminUser: randomToken(), RestrictedUser: randomToken(), CourierUser: randomToken()},
 	}
 	tokenFile := filepath.Join(dir, "tokens.csv")
-	tokens := fmt.Sprintf("%s,%s,%s-uid,\"system:masters\"\n%s,%s,%s-uid\n",
-		c.tokens[AdminUser], AdminUser, AdminUser, c.tokens[RestrictedUser], RestrictedUser, RestrictedUser)
+	tokens := fmt.Sprintf("%s,%s,%s-uid,\"system:masters\"\n", c.tokens[AdminUser], AdminUser, AdminUser)
+	for _, user := range []string{RestrictedUser, CourierUser} {
+		tokens += fmt.Sprintf("%s,%s,%s-uid\n", c.tokens[user], user, user)
+	}
 	if err := os.WriteFile(tokenFile, []byte(tokens), 0o600); err != nil {
 		return nil, fmt.Errorf("writing token file: %w", err)
 	}

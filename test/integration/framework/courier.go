@@ -7,6 +7,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	componentconfig "k8s.io/component-base/config/v1alpha1"
@@ -29,13 +30,16 @@ type Courier struct {
 	// Cache holds the worker connections.
 	Cache *cluster.Cache
 
-	cancel context.CancelFunc
-	done   chan error
+	// workerRules are the extra rules ConnectWorkers grants on workers.
+	workerRules []rbacv1.PolicyRule
+	cancel      context.CancelFunc
+	done        chan error
 }
 
 // StartCourier creates a namespace for Courier and starts its manager with
-// leader election, probes and metrics off. mutate adjusts the configuration
-// before defaults apply.
+// leader election, probes and metrics off, as CourierUser with the shipped
+// ManagerRBAC and the rules docs/external-frameworks.md asks for. mutate
+// adjusts the configuration before defaults apply.
 func (e *Environment) StartCourier(ctx context.Context, mutate func(*configv1alpha1.Configuration)) (*Courier, error) {
 	ns, err := e.Manager.CreateNamespace(ctx, "courier")
 	if err != nil {
@@ -51,7 +55,14 @@ func (e *Environment) StartCourier(ctx context.Context, mutate func(*configv1alp
 		mutate(cfg)
 	}
 	configv1alpha1.SetDefaults(cfg)
-	mgr, err := controllermanager.New(e.Manager.Config, cfg)
+	managerRules, workerRules, err := e.frameworkRules(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := e.Manager.grantCourier(ctx, e.RepoRoot, ManagerRBAC, managerRules); err != nil {
+		return nil, err
+	}
+	mgr, err := controllermanager.New(e.Manager.RestConfig(CourierUser), cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -60,7 +71,7 @@ func (e *Environment) StartCourier(ctx context.Context, mutate func(*configv1alp
 		return nil, err
 	}
 	mgrCtx, cancel := context.WithCancel(context.Background())
-	c := &Courier{Namespace: ns.Name, Config: cfg, Cache: cache, cancel: cancel, done: make(chan error, 1)}
+	c := &Courier{Namespace: ns.Name, Config: cfg, Cache: cache, workerRules: workerRules, cancel: cancel, done: make(chan error, 1)}
 	go func() { c.done <- mgr.Start(mgrCtx) }()
 	return c, nil
 }
@@ -93,13 +104,17 @@ func (c *Courier) KubeconfigSecret(ctx context.Context, manager *Cluster, name s
 	return nil
 }
 
-// ConnectWorkers creates a kubeconfig Secret and a WorkerCluster for every
-// worker of env, named as the worker, and waits until Courier holds a
-// working connection to each. It returns their names.
+// ConnectWorkers grants CourierUser the shipped WorkerRBAC on every worker
+// of env, creates a kubeconfig Secret for it and a WorkerCluster named as
+// the worker, and waits until Courier holds a working connection to each.
+// It returns their names.
 func (c *Courier) ConnectWorkers(ctx context.Context, env *Environment) ([]string, error) {
 	var names []string
 	for _, worker := range env.Workers {
-		if err := c.KubeconfigSecret(ctx, env.Manager, worker.Name, worker, AdminUser); err != nil {
+		if err := worker.grantCourier(ctx, env.RepoRoot, WorkerRBAC, c.workerRules); err != nil {
+			return nil, err
+		}
+		if err := c.KubeconfigSecret(ctx, env.Manager, worker.Name, worker, CourierUser); err != nil {
 			return nil, err
 		}
 		if err := env.Manager.Client.Create(ctx, couriertesting.MakeWorkerCluster(worker.Name).Obj()); err != nil {

@@ -6,8 +6,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -15,10 +13,9 @@ import (
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/yaml"
 )
 
 // Where each peer project keeps its CRDs inside its module.
@@ -94,28 +91,22 @@ func ReadCRDs(dirs []string) ([]*apiextensionsv1.CustomResourceDefinition, error
 }
 
 func readCRDFile(path string) ([]*apiextensionsv1.CustomResourceDefinition, error) {
-	data, err := os.ReadFile(path)
+	objs, err := ReadManifests(path)
 	if err != nil {
-		return nil, fmt.Errorf("reading CRD file: %w", err)
+		return nil, fmt.Errorf("reading %s: %w", path, err)
 	}
 	var crds []*apiextensionsv1.CustomResourceDefinition
-	reader := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
-	for {
-		doc, err := reader.Read()
-		if errors.Is(err, io.EOF) {
-			return crds, nil
-		}
-		if err != nil {
-			return nil, fmt.Errorf("reading %s: %w", path, err)
+	for _, obj := range objs {
+		if obj.GetKind() != "CustomResourceDefinition" {
+			continue
 		}
 		crd := &apiextensionsv1.CustomResourceDefinition{}
-		if err := yaml.UnmarshalStrict(doc, crd); err != nil {
-			return nil, fmt.Errorf("decoding CRD in %s: %w", path, err)
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(obj.Object, crd, true); err != nil {
+			return nil, fmt.Errorf("decoding CRD %s in %s: %w", obj.GetName(), path, err)
 		}
-		if crd.Kind == "CustomResourceDefinition" {
-			crds = append(crds, crd)
-		}
+		crds = append(crds, crd)
 	}
+	return crds, nil
 }
 
 // InstallCRDs creates the CRDs on the cluster and waits until each is
