@@ -38,21 +38,31 @@ for c in "${clusters[@]}"; do
   kind get kubeconfig --internal --name "$c" > "$dir/$c.internal.kubeconfig"
 done
 
+# Trainer's manager overlay brings its own JobSet release into
+# kubeflow-system; a second JobSet would run two controllers. Check that it
+# is the JobSet version we pin.
+trainer_dir=$(cd hack/tools && go list -m -f '{{.Dir}}' github.com/kubeflow/trainer/v2)
+if ! grep -q "jobset/releases/download/$JOBSET/" "$trainer_dir/manifests/third-party/jobset/kustomization.yaml"; then
+  echo "Trainer $TRAINER installs another JobSet than the pinned $JOBSET; align hack/tools/go.mod" >&2
+  exit 1
+fi
+
 k() { kubectl --kubeconfig "$dir/$1.kubeconfig" "${@:2}"; }
 for c in "${clusters[@]}"; do
   k "$c" apply --server-side -f "https://github.com/kubernetes-sigs/kueue/releases/download/$KUEUE/manifests.yaml"
-  k "$c" apply --server-side -f "https://github.com/kubernetes-sigs/jobset/releases/download/$JOBSET/manifests.yaml"
   k "$c" apply --server-side -k "github.com/kubeflow/trainer.git/manifests/overlays/manager?ref=$TRAINER"
 done
 for c in "${clusters[@]}"; do
-  k "$c" -n kueue-system wait --for=condition=Available deployment --all --timeout=300s
+  for ns in kueue-system kubeflow-system; do
+    k "$c" -n "$ns" wait --for=condition=Available deployment --all --timeout=300s
+  done
 done
 
 docker build -t courier:e2e .
 kind load docker-image courier:e2e --name manager
 helm --kubeconfig "$dir/manager.kubeconfig" upgrade --install courier charts/courier \
   --namespace courier-system --create-namespace \
-  --set image.repository=courier --set image.tag=e2e --values e2e/courier-values.yaml
+  --set image.repository=courier --set image.tag=e2e --values e2e/courier-values.yaml --wait --timeout 3m
 
 # Queues and runtime everywhere; config/worker/rbac.yaml on the workers, and
 # WorkerClusters on the manager with that ServiceAccount's token.
