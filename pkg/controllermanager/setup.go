@@ -2,9 +2,13 @@ package controllermanager
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 
-	"k8s.io/apimachinery/pkg/api/meta"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/discovery"
 	ctrl "sigs.k8s.io/controller-runtime"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
@@ -23,7 +27,11 @@ func Setup(mgr ctrl.Manager, cfg *configv1alpha1.Configuration) (*cluster.Cache,
 	if err != nil {
 		return nil, err
 	}
-	adapters, unserved, err := servedAdapters(mgr.GetRESTMapper(), all)
+	dc, err := discovery.NewDiscoveryClientForConfig(mgr.GetConfig())
+	if err != nil {
+		return nil, fmt.Errorf("creating a discovery client: %w", err)
+	}
+	adapters, unserved, statusInObject, err := servedAdapters(dc, all)
 	if err != nil {
 		return nil, err
 	}
@@ -36,6 +44,7 @@ func Setup(mgr ctrl.Manager, cfg *configv1alpha1.Configuration) (*cluster.Cache,
 		GCInterval:        cfg.GCInterval.Duration,
 		Adapters:          adapters,
 		UnservedKinds:     unserved,
+		StatusInObject:    statusInObject,
 	})
 	var jobKinds []schema.GroupVersionKind
 	for _, a := range adapters {
@@ -84,21 +93,31 @@ func Adapters(cfg *configv1alpha1.Configuration) ([]adapter.Adapter, error) {
 
 // servedAdapters splits the adapters into those whose kind the manager's API
 // server serves and the names of the others, which Courier reports instead
-// of failing to start.
-func servedAdapters(mapper meta.RESTMapper, all []adapter.Adapter) ([]adapter.Adapter, []string, error) {
-	var served []adapter.Adapter
-	var unserved []string
+// of failing to start. It also returns the served kinds that have no status
+// subresource: their status is written with the object.
+func servedAdapters(dc discovery.DiscoveryInterface, all []adapter.Adapter) (served []adapter.Adapter, unserved []string, statusInObject []schema.GroupVersionKind, err error) {
 	for _, a := range all {
 		gvk := a.GVK()
-		_, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
-		switch {
-		case err == nil:
-			served = append(served, a)
-		case meta.IsNoMatchError(err):
+		resources, err := dc.ServerResourcesForGroupVersion(gvk.GroupVersion().String())
+		if err != nil && !apierrors.IsNotFound(err) {
+			return nil, nil, nil, fmt.Errorf("looking up %s on the manager: %w", cluster.KindName(gvk), err)
+		}
+		plural := ""
+		if resources != nil {
+			for _, r := range resources.APIResources {
+				if r.Kind == gvk.Kind && !strings.Contains(r.Name, "/") {
+					plural = r.Name
+				}
+			}
+		}
+		if plural == "" {
 			unserved = append(unserved, cluster.KindName(gvk))
-		default:
-			return nil, nil, fmt.Errorf("looking up %s on the manager: %w", cluster.KindName(gvk), err)
+			continue
+		}
+		served = append(served, a)
+		if !slices.ContainsFunc(resources.APIResources, func(r metav1.APIResource) bool { return r.Name == plural+"/status" }) {
+			statusInObject = append(statusInObject, gvk)
 		}
 	}
-	return served, unserved, nil
+	return served, unserved, statusInObject, nil
 }

@@ -277,16 +277,10 @@ func (r *Reconciler) patchJobStatus(ctx context.Context, job *unstructured.Unstr
 		return nil
 	}
 	patch := client.RawPatch(types.MergePatchType, data)
-	err := r.client.Status().Patch(ctx, job, patch)
-	if !apierrors.IsNotFound(err) {
-		return err
+	if slices.Contains(r.opts.StatusInObject, job.GroupVersionKind()) {
+		return client.IgnoreNotFound(r.client.Patch(ctx, job, patch))
 	}
-	// Either the job is gone, or its kind has no status subresource and
-	// keeps status in the object; only the latter needs the second patch.
-	if err := r.client.Get(ctx, client.ObjectKeyFromObject(job), job.DeepCopy()); err != nil {
-		return client.IgnoreNotFound(err)
-	}
-	return client.IgnoreNotFound(r.client.Patch(ctx, job, patch))
+	return client.IgnoreNotFound(r.client.Status().Patch(ctx, job, patch))
 }
 
 // deleteCopies deletes Courier's copies of a Workload and its job on one

@@ -54,6 +54,9 @@ type Options struct {
 	// UnservedKinds are configured kinds the manager does not serve; the
 	// AdmissionChecks report them.
 	UnservedKinds []string
+	// StatusInObject are served kinds without a status subresource, whose
+	// mirrored status is patched into the object itself.
+	StatusInObject []schema.GroupVersionKind
 }
 
 // Reconciler dispatches manager Workloads.

@@ -55,7 +55,7 @@ func (e *Environment) StartCourier(ctx context.Context, mutate func(*configv1alp
 		mutate(cfg)
 	}
 	configv1alpha1.SetDefaults(cfg)
-	managerRules, workerRules, err := e.frameworkRules(cfg)
+	managerRules, workerRules, err := e.frameworkRules(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}

@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 
 	rbacv1 "k8s.io/api/rbac/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -127,8 +129,9 @@ func (c *Cluster) grantCourier(ctx context.Context, root, file string, extra []r
 
 // frameworkRules are the rules docs/external-frameworks.md asks for, for
 // the external frameworks that cfg lists and the manager serves: on the
-// manager, read the kind and patch its status; on a worker, manage it.
-func (e *Environment) frameworkRules(cfg *configv1alpha1.Configuration) (manager, worker []rbacv1.PolicyRule, err error) {
+// manager, read the kind and patch its status subresource, or the kind if
+// it has none; on a worker, manage it.
+func (e *Environment) frameworkRules(ctx context.Context, cfg *configv1alpha1.Configuration) (manager, worker []rbacv1.PolicyRule, err error) {
 	for _, f := range cfg.ExternalFrameworks {
 		gvk, err := config.ParseFrameworkName(f.Name)
 		if err != nil {
@@ -140,11 +143,38 @@ func (e *Environment) frameworkRules(cfg *configv1alpha1.Configuration) (manager
 			continue
 		}
 		group, resource := []string{gvk.Group}, mapping.Resource.Resource
+		status := resource + "/status"
+		hasStatus, err := e.hasStatusSubresource(ctx, mapping.Resource.GroupResource().String(), gvk.Version)
+		if err != nil {
+			return nil, nil, err
+		}
+		if !hasStatus {
+			status = resource
+		}
 		manager = append(manager,
 			rbacv1.PolicyRule{APIGroups: group, Resources: []string{resource}, Verbs: []string{"get", "list", "watch"}},
-			rbacv1.PolicyRule{APIGroups: group, Resources: []string{resource + "/status"}, Verbs: []string{"patch"}})
+			rbacv1.PolicyRule{APIGroups: group, Resources: []string{status}, Verbs: []string{"patch"}})
 		worker = append(worker,
 			rbacv1.PolicyRule{APIGroups: group, Resources: []string{resource}, Verbs: []string{"get", "list", "watch", "create", "patch", "delete"}})
 	}
 	return manager, worker, nil
+}
+
+// hasStatusSubresource reports whether the manager's CRD of a resource
+// ("plural.group") has a status subresource at version. Built-in kinds,
+// which have no CRD, are taken to have one.
+func (e *Environment) hasStatusSubresource(ctx context.Context, name, version string) (bool, error) {
+	crd := &apiextensionsv1.CustomResourceDefinition{}
+	if err := e.Manager.Client.Get(ctx, client.ObjectKey{Name: name}, crd); err != nil {
+		if apierrors.IsNotFound(err) {
+			return true, nil
+		}
+		return false, fmt.Errorf("reading CRD %s: %w", name, err)
+	}
+	for _, v := range crd.Spec.Versions {
+		if v.Name == version {
+			return v.Subresources != nil && v.Subresources.Status != nil, nil
+		}
+	}
+	return false, fmt.Errorf("CRD %s has no version %s", name, version)
 }

@@ -62,6 +62,8 @@ type kindCase struct {
 	workers      []int
 	remoteStatus map[string]any
 	wantStatus   map[string]any
+	// statusInObject is for a kind without a status subresource.
+	statusInObject bool
 }
 
 var _ = DescribeTable("Dispatching an external framework",
@@ -111,7 +113,11 @@ var _ = DescribeTable("Dispatching an external framework",
 		Eventually(func(g Gomega) {
 			remote = kueuesim.Read(ctx, g, target, job)
 			remote.Object["status"] = c.remoteStatus
-			g.Expect(target.Client.Status().Update(ctx, remote)).To(Succeed())
+			if c.statusInObject {
+				g.Expect(target.Client.Update(ctx, remote)).To(Succeed())
+			} else {
+				g.Expect(target.Client.Status().Update(ctx, remote)).To(Succeed())
+			}
 		}).Should(Succeed())
 		Eventually(func(g Gomega) {
 			local := kueuesim.Read(ctx, g, env.Manager, job)
@@ -164,6 +170,16 @@ var _ = DescribeTable("Dispatching an external framework",
 			"phase":      "Running",
 			"conditions": []any{map[string]any{"type": "Running", "status": "True"}},
 		},
+	}),
+	Entry("a CRD of our own without a status subresource", kindCase{
+		make: func(ns, name string) *unstructured.Unstructured {
+			return object("example.courier.dev/v1", "PlainJob", ns, name, map[string]any{"managedBy": "courier.dev/dispatcher"})
+		},
+		managedByPath:  []string{"spec", "managedBy"},
+		workers:        []int{0, 1},
+		remoteStatus:   map[string]any{"phase": "Running"},
+		wantStatus:     map[string]any{"phase": "Running"},
+		statusInObject: true,
 	}),
 )
 

@@ -63,6 +63,7 @@ var _ = BeforeSuite(func(ctx context.Context) {
 				ManagedBy: &configv1alpha1.ManagedBy{Path: "spec.runPolicy.managedBy", Value: "example.courier.dev/courier"},
 				Status:    &configv1alpha1.StatusSync{Fields: []string{"conditions", "phase"}},
 			},
+			{Name: "PlainJob.v1.example.courier.dev"},
 			{Name: "Missing.v1.example.courier.dev"},
 		}
 	})
