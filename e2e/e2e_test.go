@@ -81,6 +81,18 @@ func expectOnlyOn(ctx context.Context, obj client.Object, w cluster) {
 	}).Should(Succeed())
 }
 
+// dispatchHeld submits a TrainJob whose pods never finish, and waits until
+// it runs on exactly one worker, which it returns.
+func dispatchHeld(ctx context.Context, prefix string) (*trainer.TrainJob, *kueue.Workload, cluster) {
+	tj := trainertesting.MakeTrainJob(prefix+rand.String(5), namespace).Queue(queue).
+		ManagedBy(adapter.TrainJobManagedBy).GPUs(1).HoldPods("example.com/user").Obj()
+	ExpectWithOffset(1, manager.client.Create(ctx, tj)).To(Succeed())
+	wl := workloadOf(ctx, tj)
+	w := dispatchedTo(ctx, wl)
+	expectOnlyOn(ctx, tj, w)
+	return tj, wl, w
+}
+
 func finished(ctx context.Context, g Gomega, wl *kueue.Workload) *metav1.Condition {
 	got := &kueue.Workload{}
 	g.Expect(manager.client.Get(ctx, client.ObjectKeyFromObject(wl), got)).To(Succeed())
@@ -181,12 +193,7 @@ var _ = Describe("Courier with real Kueue, Trainer and JobSet", func() {
 	})
 
 	It("removes the worker's objects when the job is deleted on the manager", func(ctx context.Context) {
-		tj := trainertesting.MakeTrainJob("e2e-del-"+rand.String(5), namespace).Queue(queue).
-			ManagedBy(adapter.TrainJobManagedBy).GPUs(1).HoldPods("example.com/user").Obj()
-		Expect(manager.client.Create(ctx, tj)).To(Succeed())
-		wl := workloadOf(ctx, tj)
-		w := dispatchedTo(ctx, wl)
-		expectOnlyOn(ctx, tj, w)
+		tj, wl, w := dispatchHeld(ctx, "e2e-del-")
 
 		Expect(manager.client.Delete(ctx, tj, client.PropagationPolicy(metav1.DeletePropagationBackground))).To(Succeed())
 		Eventually(func(g Gomega) {
@@ -198,12 +205,7 @@ var _ = Describe("Courier with real Kueue, Trainer and JobSet", func() {
 
 var _ = Describe("Losing a worker", Ordered, func() {
 	It("re-dispatches its job after workerLostTimeout, and removes the stale copy when it returns", func(ctx context.Context) {
-		tj := trainertesting.MakeTrainJob("e2e-lost-"+rand.String(5), namespace).Queue(queue).
-			ManagedBy(adapter.TrainJobManagedBy).GPUs(1).HoldPods("example.com/user").Obj()
-		Expect(manager.client.Create(ctx, tj)).To(Succeed())
-		wl := workloadOf(ctx, tj)
-		lost := dispatchedTo(ctx, wl)
-		expectOnlyOn(ctx, tj, lost)
+		tj, wl, lost := dispatchHeld(ctx, "e2e-lost-")
 
 		workerControl(ctx, "COURIER_E2E_STOP_WORKER", lost.name)
 		restarted := false

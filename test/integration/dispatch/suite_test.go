@@ -7,7 +7,6 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -90,13 +89,9 @@ func expectCheckActive(ctx context.Context, name string, status metav1.Condition
 	return ac
 }
 
-// namespaceEverywhere creates a namespace on the manager and the same one on
-// every worker, as a platform team would.
+// namespaceEverywhere creates a namespace on the manager and every worker.
 func namespaceEverywhere(ctx context.Context) string {
-	ns, err := env.Manager.CreateNamespace(ctx, "dispatch")
-	Expect(err).NotTo(HaveOccurred())
-	for _, w := range env.Workers {
-		Expect(w.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns.Name}})).To(Succeed())
-	}
-	return ns.Name
+	ns, err := env.NamespaceEverywhere(ctx, "dispatch")
+	ExpectWithOffset(1, err).NotTo(HaveOccurred())
+	return ns
 }

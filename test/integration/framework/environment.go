@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"golang.org/x/sync/errgroup"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // Options shape an Environment.
@@ -103,6 +105,21 @@ func Start(ctx context.Context, opts Options) (*Environment, error) {
 // Clusters returns the manager followed by the workers.
 func (e *Environment) Clusters() []*Cluster {
 	return append([]*Cluster{e.Manager}, e.Workers...)
+}
+
+// NamespaceEverywhere creates a namespace named from prefix on the manager
+// and the same one on every worker, as a platform team would.
+func (e *Environment) NamespaceEverywhere(ctx context.Context, prefix string) (string, error) {
+	ns, err := e.Manager.CreateNamespace(ctx, prefix)
+	if err != nil {
+		return "", err
+	}
+	for _, w := range e.Workers {
+		if err := w.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns.Name}}); err != nil {
+			return "", fmt.Errorf("creating namespace %s on %s: %w", ns.Name, w.Name, err)
+		}
+	}
+	return ns.Name, nil
 }
 
 // Stop stops every process of every cluster by PID, in parallel, and removes

@@ -7,7 +7,6 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -21,14 +20,11 @@ import (
 	"github.com/courierdev/courier/test/integration/kueuesim"
 )
 
-// namespaceEverywhere creates a namespace on the manager and on every worker.
+// namespaceEverywhere creates a namespace on the manager and every worker.
 func namespaceEverywhere(ctx context.Context) string {
-	ns, err := env.Manager.CreateNamespace(ctx, "frameworks")
-	Expect(err).NotTo(HaveOccurred())
-	for _, w := range env.Workers {
-		Expect(w.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns.Name}})).To(Succeed())
-	}
-	return ns.Name
+	ns, err := env.NamespaceEverywhere(ctx, "frameworks")
+	ExpectWithOffset(1, err).NotTo(HaveOccurred())
+	return ns
 }
 
 func object(apiVersion, kind, ns, name string, spec map[string]any) *unstructured.Unstructured {
