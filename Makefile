@@ -81,7 +81,7 @@ generate: $(CONTROLLER_GEN) ## Generate deepcopy code.
 
 .PHONY: manifests
 manifests: $(CONTROLLER_GEN) ## Generate CRDs and RBAC.
-	$(CONTROLLER_GEN) crd rbac:roleName=courier paths=./api/v1alpha1/... paths=./pkg/... \
+	$(CONTROLLER_GEN) crd:generateEmbeddedObjectMeta=true rbac:roleName=courier paths=./api/v1alpha1/... paths=./pkg/... \
 		output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
 	rm -f charts/courier/crds/*.yaml && mkdir -p charts/courier/crds && cp config/crd/bases/*.yaml charts/courier/crds/
 	cp config/rbac/role.yaml charts/courier/templates/clusterrole.yaml
@@ -137,10 +137,10 @@ test-e2e: e2e-binaries build ## Run the e2e suite on local clusters with the rea
 ##@ Tools
 
 .PHONY: test-binaries
-test-binaries: $(BIN)/kube-apiserver $(BIN)/etcd ## Build the integration tests' etcd and kube-apiserver.
+test-binaries: $(BIN)/kube-apiserver $(BIN)/etcd $(BIN)/kube-controller-manager ## Build the integration tests' etcd, kube-apiserver and kube-controller-manager.
 
 .PHONY: e2e-binaries
-e2e-binaries: test-binaries $(BIN)/kube-controller-manager $(BIN)/kube-scheduler $(BIN)/kubectl $(BIN)/kwok $(BIN)/kwokctl \
+e2e-binaries: test-binaries $(BIN)/kube-scheduler $(BIN)/kubectl $(BIN)/kwok $(BIN)/kwokctl \
 	$(BIN)/kueue $(BIN)/trainer-controller-manager $(BIN)/jobset $(BIN)/helm ## Build the real peers the local clusters run, and Helm for Courier's chart.
 
 .PHONY: tools
@@ -169,3 +169,13 @@ $(eval $(call versioned-tool,kueue,$(KUEUE_VERSION),sigs.k8s.io/kueue/cmd/kueue)
 $(eval $(call versioned-tool,trainer-controller-manager,$(TRAINER_VERSION),github.com/kubeflow/trainer/v2/cmd/trainer-controller-manager))
 $(eval $(call versioned-tool,jobset,$(JOBSET_VERSION),sigs.k8s.io/jobset))
 $(eval $(call versioned-tool,helm,$(HELM_VERSION),helm.sh/helm/v4/cmd/helm,,$(HELM_TOOLS_DIR)))
+
+##@ Benchmarks
+
+.PHONY: bench-scale
+bench-scale: build test-binaries ## Measure Courier's own cost per dispatch at scale; BENCH_ARGS passes flags (courier-bench scale -h).
+	go run ./cmd/courier-bench scale $(BENCH_ARGS)
+
+.PHONY: bench-stack
+bench-stack: e2e-binaries build ## Measure placement with the real Kueue, Trainer and JobSet: jobs per worker, requests to workers per workload; BENCH_ARGS passes flags (courier-bench stack -h).
+	go run ./cmd/courier-bench stack $(BENCH_ARGS)

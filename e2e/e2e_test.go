@@ -206,6 +206,15 @@ var _ = Describe("Courier with real Kueue, Trainer and JobSet", func() {
 var _ = Describe("Losing a worker", Ordered, func() {
 	It("re-dispatches its job after workerLostTimeout, and removes the stale copy when it returns", func(ctx context.Context) {
 		tj, wl, lost := dispatchHeld(ctx, "e2e-lost-")
+		// Its pods hold a GPU until it is deleted; later specs count GPUs.
+		DeferCleanup(func(ctx context.Context) {
+			Expect(client.IgnoreNotFound(manager.client.Delete(ctx, tj, client.PropagationPolicy(metav1.DeletePropagationBackground)))).To(Succeed())
+			Eventually(func(g Gomega) {
+				for _, w := range workers {
+					g.Expect(exists(ctx, g, w, tj)).To(BeFalse(), "the TrainJob is still on %s", w.name)
+				}
+			}).WithTimeout(2 * time.Minute).Should(Succeed())
+		})
 
 		workerControl(ctx, "COURIER_E2E_STOP_WORKER", lost.name)
 		restarted := false

@@ -73,6 +73,9 @@ func mustEnv(name string) string {
 func connect(name, kubeconfig string) cluster {
 	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	ExpectWithOffset(1, err).NotTo(HaveOccurred())
+	// client-go's default of 5 requests a second would make submitting a
+	// hundred jobs, and polling them, the slowest part of a spec.
+	cfg.QPS, cfg.Burst = 50, 100
 	c, err := client.NewWithWatch(cfg, client.Options{Scheme: framework.Scheme})
 	ExpectWithOffset(1, err).NotTo(HaveOccurred())
 	return cluster{name: name, client: c}

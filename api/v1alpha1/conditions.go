@@ -10,6 +10,50 @@ const (
 	// kind Courier dispatches. When False, only the missing kinds are
 	// avoided on this worker; it stays in use for the others.
 	WorkerClusterKindsAvailable = "KindsAvailable"
+
+	// WorkerClusterDraining is True while a deleted WorkerCluster waits for
+	// the workloads placed on it to finish or move (see DrainFinalizer).
+	WorkerClusterDraining = "Draining"
+
+	// WorkerClusterRuntimePatchValid is False when spec.runtimePatch breaks
+	// Trainer's rules; TrainJobs are then not sent to the worker.
+	WorkerClusterRuntimePatchValid = "RuntimePatchValid"
+)
+
+// Reasons of the WorkerCluster RuntimePatchValid condition.
+const (
+	// ReasonRuntimePatchAccepted: the patch follows Trainer's rules, or
+	// there is none.
+	ReasonRuntimePatchAccepted = "Accepted"
+	// ReasonRuntimePatchForbidden: the patch sets a field Trainer's webhook
+	// refuses in RuntimePatches; the message names it.
+	ReasonRuntimePatchForbidden = "Forbidden"
+)
+
+// DispatchPolicy condition types and reasons.
+const (
+	// DispatchPolicyValid is True when the policy's filter and score
+	// compile. When False, the AdmissionChecks that name the policy are
+	// inactive.
+	DispatchPolicyValid = "Valid"
+
+	// ReasonCompiled: filter and score, if any, compile.
+	ReasonCompiled = "Compiled"
+	// ReasonInvalidExpression: filter or score does not compile or has the
+	// wrong type; the message is CEL's.
+	ReasonInvalidExpression = "InvalidExpression"
+)
+
+// Reasons of the WorkerCluster Draining condition.
+const (
+	// ReasonWorkloadsPlaced: workloads are still placed on the worker. They
+	// run on, and those still running workerLostTimeout after the deletion
+	// are dispatched elsewhere.
+	ReasonWorkloadsPlaced = "WorkloadsPlaced"
+
+	// ReasonReleasing: no workload is placed on the worker any more;
+	// Courier is releasing its objects there before the WorkerCluster goes.
+	ReasonReleasing = "Releasing"
 )
 
 // Reasons of the WorkerCluster Active condition. Reasons marked as
@@ -71,20 +115,72 @@ const (
 
 	// ReasonNoActiveClusters: none of the policy's WorkerClusters is Active.
 	ReasonNoActiveClusters = "NoActiveClusters"
+
+	// ReasonPolicyInvalid: the DispatchPolicy's filter or score does not
+	// compile; its Valid condition says why.
+	ReasonPolicyInvalid = "PolicyInvalid"
 )
 
 // Reasons of the events Courier records on manager Workloads, one per
 // dispatch step.
 const (
-	EventNominated        = "Nominated"
-	EventAdmittedByWorker = "AdmittedByWorker"
-	EventDispatched       = "Dispatched"
-	EventFinished         = "Finished"
-	EventRemoteEvicted    = "RemoteEvicted"
-	EventWorkerLost       = "WorkerLost"
-	EventRejected         = "Rejected"
-	EventForeignObject    = "ForeignObject"
+	// EventNominated: Workload copies were sent to the nominated workers.
+	EventNominated = "Nominated"
+	// EventPlaced: Courier chose the worker whose Kueue admitted the
+	// workload, and recorded it before creating the job there.
+	EventPlaced = "Placed"
+	// EventDispatched: the job exists on the chosen worker; the check is
+	// Ready.
+	EventDispatched = "Dispatched"
+	// EventFinished: the worker finished the workload; its final job
+	// status was mirrored first.
+	EventFinished = "Finished"
+	// EventRemoteEvicted: the worker evicted the workload or its copy
+	// vanished; the check goes Retry.
+	EventRemoteEvicted = "RemoteEvicted"
+	// EventWorkerLost: the worker has been unreachable for longer than
+	// workerLostTimeout; the check goes Retry.
+	EventWorkerLost = "WorkerLost"
+	// EventWorkerUnusable: the worker, Active before, has refused Courier's
+	// credentials or lost its kubeconfig for longer than
+	// workerLostTimeout; the check goes Retry.
+	EventWorkerUnusable = "WorkerUnusable"
+	// EventWorkerDraining: the worker's WorkerCluster was deleted
+	// workerLostTimeout ago and the job still runs there; the check goes
+	// Retry.
+	EventWorkerDraining = "WorkerDraining"
+	// EventWaitingForWorker: a worker that may still hold the job's earlier
+	// copies is out of reach; nothing is dispatched until it is back or
+	// lost.
+	EventWaitingForWorker = "WaitingForWorker"
+	// EventRejected: the job cannot be dispatched as it is.
+	EventRejected = "Rejected"
+	// EventNotForwarded: the job changed after it was dispatched in a way
+	// its worker would refuse; the running copy is kept as it is.
+	EventNotForwarded = "NotForwarded"
+	// EventCheckMissing: the AdmissionCheck of a workload Courier placed
+	// is gone; Courier goes on mirroring the running job and dispatches
+	// nothing new for it.
+	EventCheckMissing = "CheckMissing"
+	// EventForeignObject: a worker holds a same-name object Courier does
+	// not own; that worker is passed over.
+	EventForeignObject = "ForeignObject"
+	// EventNamespaceMissing: the job's namespace is missing on a worker;
+	// that worker is passed over.
 	EventNamespaceMissing = "NamespaceMissing"
-	EventRemoteDeleted    = "RemoteDeleted"
-	EventMisconfigured    = "Misconfigured"
+	// EventRemoteDeleted: Courier removed copies from workers. The copies
+	// that lose as a job is dispatched are named in the Dispatched event.
+	EventRemoteDeleted = "RemoteDeleted"
+	// EventMisconfigured: the ClusterQueue or the job's dependencies keep
+	// the workload from being dispatched.
+	EventMisconfigured = "Misconfigured"
+	// EventPlacementError: a DispatchPolicy's filter or score failed on a
+	// cluster, which is then not eligible.
+	EventPlacementError = "PlacementError"
+	// EventNoCapacity: no worker's quota could ever hold the workload; the
+	// check is Rejected.
+	EventNoCapacity = "NoCapacity"
+	// EventWaitedTooLong: the workload waited longer than the policy's
+	// maxWaitTime; the check goes Retry.
+	EventWaitedTooLong = "WaitedTooLong"
 )

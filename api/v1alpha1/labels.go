@@ -15,6 +15,11 @@ const (
 	// deleted and created again under the same name) is recognised as stale.
 	ManagerUIDAnnotation = "courier.dev/manager-workload-uid"
 
+	// AdmissionAnnotation on a remote copy holds the manager Workload's
+	// eviction count when the copy was made: a copy of an earlier admission
+	// is stale, and goes before the workload runs anywhere again.
+	AdmissionAnnotation = "courier.dev/admission"
+
 	// WorkloadLabel is set on the objects a job needs on a worker besides
 	// itself (its PodGroups and their core Workloads) to the name of the
 	// manager Workload they travel with, so that they go with it.
@@ -23,4 +28,18 @@ const (
 	// RemoteFinalizer keeps a remote copy until Courier has copied its final
 	// status to the manager (kueue#14734).
 	RemoteFinalizer = "courier.dev/dispatcher"
+
+	// PlacementAnnotation on a manager Workload records, as JSON
+	// {"cluster":C,"evictions":E}, the worker Courier chose for the job and
+	// the Workload's eviction count at that moment. Courier writes it before
+	// it creates the job there, so that no later decision can pick another
+	// worker while that one may run the job; it outlives Kueue clearing
+	// status.clusterName on eviction, so that an evicted job's copies are
+	// known to be gone before the job is dispatched again.
+	PlacementAnnotation = "courier.dev/placement"
+
+	// DrainFinalizer holds a deleted WorkerCluster until no manager Workload
+	// is placed on it any more and Courier has released its finalizers on
+	// what it can still reach there.
+	DrainFinalizer = "courier.dev/drain"
 )

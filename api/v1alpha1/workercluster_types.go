@@ -1,6 +1,8 @@
 package v1alpha1
 
 import (
+	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -9,6 +11,15 @@ type WorkerClusterSpec struct {
 	// Kubeconfig locates the kubeconfig Courier uses to reach the worker.
 	// +required
 	Kubeconfig KubeconfigSource `json:"kubeconfig"`
+
+	// RuntimePatch is added to every TrainJob Courier sends to this
+	// worker, as Courier's own RuntimePatches entry (manager
+	// courier.dev/dispatcher): for the nodeSelector, tolerations, volumes
+	// or imagePullSecrets this worker needs. Trainer's rules apply: no env
+	// on the node or initializer containers. The manager's TrainJob is not
+	// changed.
+	// +optional
+	RuntimePatch *trainer.TrainingRuntimeSpecPatch `json:"runtimePatch,omitempty"`
 }
 
 // KubeconfigSource is where a kubeconfig is kept.
@@ -56,10 +67,13 @@ type WorkerClusterStatus struct {
 	// +optional
 	ConnectedSince *metav1.Time `json:"connectedSince,omitempty"`
 
-	// DisconnectedSince is when the worker was first found unreachable;
-	// retries do not move it, and workerLostTimeout counts from it. It is
-	// cleared on connecting. Configuration errors do not set it: they need a
-	// person, not a re-dispatch of the worker's jobs.
+	// DisconnectedSince is when the worker stopped being usable: first
+	// found unreachable, or, having been Active, first refusing Courier's
+	// credentials or losing its kubeconfig (a configuration error). Retries
+	// do not move it, and workerLostTimeout counts from it: the jobs placed
+	// on the worker are dispatched elsewhere once it is older than that. It
+	// is cleared on connecting. A worker that was never Active does not get
+	// it from a configuration error: it holds no jobs.
 	// +optional
 	DisconnectedSince *metav1.Time `json:"disconnectedSince,omitempty"`
 
@@ -74,6 +88,51 @@ type WorkerClusterStatus struct {
 	// +listType=set
 	// +kubebuilder:validation:MaxItems=64
 	UnavailableKinds []string `json:"unavailableKinds,omitempty"`
+
+	// Capacity sums the worker's Kueue quota, per flavor and resource, over
+	// its ClusterQueues, as last observed. Placement reads the figures per
+	// ClusterQueue; this is their summary.
+	// +optional
+	// +listType=map
+	// +listMapKey=flavor
+	// +listMapKey=resource
+	// +kubebuilder:validation:MaxItems=64
+	Capacity []ResourceCapacity `json:"capacity,omitempty"`
+
+	// CapacitySummary is the capacity of the resources jobs ask for most,
+	// in one line, for kubectl get: used/nominal per resource.
+	// +optional
+	// +kubebuilder:validation:MaxLength=256
+	CapacitySummary string `json:"capacitySummary,omitempty"`
+}
+
+// ResourceCapacity is the quota of one resource in one flavor on a worker.
+type ResourceCapacity struct {
+	// Flavor is the ResourceFlavor.
+	// +required
+	// +kubebuilder:validation:MaxLength=253
+	Flavor string `json:"flavor"`
+
+	// Resource is the resource's name.
+	// +required
+	// +kubebuilder:validation:MaxLength=253
+	Resource string `json:"resource"`
+
+	// Nominal is the ClusterQueues' nominal quota.
+	// +required
+	Nominal resource.Quantity `json:"nominal"`
+
+	// Borrowable is what their cohorts may lend them on top.
+	// +optional
+	Borrowable *resource.Quantity `json:"borrowable,omitempty"`
+
+	// Usage is the quota admitted workloads hold.
+	// +required
+	Usage resource.Quantity `json:"usage"`
+
+	// Pending is the demand of the workloads Courier sent that wait there.
+	// +optional
+	Pending *resource.Quantity `json:"pending,omitempty"`
 }
 
 // +genclient
@@ -83,6 +142,8 @@ type WorkerClusterStatus struct {
 // +kubebuilder:resource:scope=Cluster,shortName=wc
 // +kubebuilder:printcolumn:name="Active",type=string,JSONPath=`.status.conditions[?(@.type=="Active")].status`
 // +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Active")].reason`
+// +kubebuilder:printcolumn:name="Capacity",type=string,JSONPath=`.status.capacitySummary`
+// +kubebuilder:printcolumn:name="Draining",type=string,JSONPath=`.status.conditions[?(@.type=="Draining")].status`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 
 // WorkerCluster is a cluster Courier may dispatch jobs to. Placement reads

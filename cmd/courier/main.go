@@ -24,6 +24,7 @@ func main() {
 func run() error {
 	// controller-runtime registers --kubeconfig on flag.CommandLine.
 	configPath := flag.String("config", "", "Path to the Configuration file (config.courier.dev/v1alpha1). Empty means all defaults.")
+	pprofAddr := flag.String("pprof-bind-address", "", "TCP address to serve net/http/pprof on, for profiling; empty turns it off.")
 	logOpts := zap.Options{}
 	logOpts.BindFlags(flag.CommandLine)
 	flag.Parse()
@@ -42,7 +43,7 @@ func run() error {
 	if err != nil {
 		return fmt.Errorf("loading manager kubeconfig: %w", err)
 	}
-	mgr, err := controllermanager.New(restConfig, cfg)
+	mgr, err := controllermanager.New(restConfig, cfg, controllermanager.Flags{PprofBindAddress: *pprofAddr})
 	if err != nil {
 		return err
 	}

@@ -7,12 +7,15 @@ package adapter
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"slices"
 
 	jsonpatch "github.com/evanphx/json-patch/v5"
 	"maps"
 	"strings"
 
+	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -37,17 +40,42 @@ type Adapter interface {
 	// Check returns a *Rejection when the manager's job cannot be
 	// dispatched as it is.
 	Check(job *unstructured.Unstructured) error
-	// RemoteCopy builds the worker's copy of the manager's job, to be adopted
-	// by the Workload copy named workload.
-	RemoteCopy(job *unstructured.Unstructured, workload string, origin string) (*unstructured.Unstructured, error)
+	// CheckDestination returns a *Rejection when the job, as it is, can
+	// never go to the destination, and an *Unsuitable when the destination
+	// is set up wrongly for jobs of this kind.
+	CheckDestination(job *unstructured.Unstructured, to Destination) error
+	// RemoteCopy builds the worker's copy of the manager's job.
+	RemoteCopy(job *unstructured.Unstructured, to Destination) (*unstructured.Unstructured, error)
 	// StatusPatch returns the JSON merge patch that makes local's status
 	// mirror remote's, or nil when it already does.
 	StatusPatch(local, remote *unstructured.Unstructured) ([]byte, error)
+	// Outcome says whether a job's status shows it ended, and how.
+	Outcome(job *unstructured.Unstructured) Outcome
 	// ClearActivityPatch returns the JSON merge patch that removes, from the
 	// manager's job, the mirrored status saying it has active pods, or nil.
 	// Kueue releases an evicted job's quota only once it is inactive, and a
 	// worker that is gone will never report that.
 	ClearActivityPatch(local *unstructured.Unstructured) ([]byte, error)
+}
+
+// Outcome is how a job ended, as its status says.
+type Outcome struct {
+	// Finished is set once the job ended.
+	Finished bool
+	// Failed is set when it ended in failure.
+	Failed bool
+	// Message is the ending condition's message.
+	Message string
+}
+
+// Destination is where a job copy goes.
+type Destination struct {
+	// Workload names the Workload copy that adopts the job there.
+	Workload string
+	// Origin is Courier's origin label value.
+	Origin string
+	// RuntimePatch is the worker's own patch for TrainJobs, nil for none.
+	RuntimePatch *trainer.TrainingRuntimeSpecPatch
 }
 
 // Rejection is a manager job that cannot be dispatched until its owner
@@ -57,6 +85,15 @@ type Rejection struct {
 }
 
 func (r *Rejection) Error() string { return r.Message }
+
+// Unsuitable is a destination set up wrongly for a kind of job, such as a
+// worker whose runtimePatch Trainer would refuse; a person must fix the
+// destination.
+type Unsuitable struct {
+	Message string
+}
+
+func (u *Unsuitable) Error() string { return u.Message }
 
 // Kind configures the one adapter implementation.
 type Kind struct {
@@ -74,19 +111,31 @@ type kindAdapter struct {
 	Kind
 	// check and mutate add a kind's own rules to the shared ones.
 	check  func(*unstructured.Unstructured) field.ErrorList
-	mutate func(*unstructured.Unstructured) error
+	mutate func(*unstructured.Unstructured, Destination) error
+	// checkDestination reports what is wrong with a destination for the
+	// kind (an *Unsuitable) or with the job for that destination (a
+	// *Rejection), without building the copy.
+	checkDestination func(*unstructured.Unstructured, Destination) error
 	// statusIgnore are status fields that describe only the worker and are
 	// never mirrored.
 	statusIgnore []string
 	// activity are the status fields that say the job has active pods.
 	activity []string
+	// unheld kinds are never deleted by their own controllers, so their
+	// copies need no finalizer of Courier's to keep their final status
+	// readable, and go with one delete.
+	unheld bool
 }
 
 // New returns the generic adapter for a kind, with the rules of
 // well-known kinds (batch/v1 Job) added.
 func New(k Kind) Adapter {
 	rules := kindRules[k.GVK]
-	return &kindAdapter{Kind: k, mutate: rules.mutate, statusIgnore: rules.statusIgnore, activity: rules.activity}
+	a := &kindAdapter{Kind: k, statusIgnore: rules.statusIgnore, activity: rules.activity}
+	if rules.mutate != nil {
+		a.mutate = func(job *unstructured.Unstructured, _ Destination) error { return rules.mutate(job) }
+	}
+	return a
 }
 
 // GVK implements Adapter.
@@ -112,13 +161,24 @@ func (k *kindAdapter) Check(job *unstructured.Unstructured) error {
 	return nil
 }
 
+// CheckDestination implements Adapter. It runs for every candidate of
+// every pass, so it never builds the copy.
+func (k *kindAdapter) CheckDestination(job *unstructured.Unstructured, to Destination) error {
+	if k.checkDestination == nil {
+		return nil
+	}
+	return k.checkDestination(job, to)
+}
+
 // RemoteCopy implements Adapter. The copy has the job's name, namespace,
 // labels and annotations, and a deep copy of its spec without managedBy, so
 // that the worker's own controller runs it; no owner references, UID or
 // resource version. It carries the origin label, the prebuilt-workload
-// marker and Courier's finalizer.
-func (k *kindAdapter) RemoteCopy(job *unstructured.Unstructured, workload string, origin string) (*unstructured.Unstructured, error) {
-	out := CopyForWorker(job, origin)
+// marker and, for kinds whose controllers may delete finished jobs,
+// Courier's finalizer.
+func (k *kindAdapter) RemoteCopy(job *unstructured.Unstructured, to Destination) (*unstructured.Unstructured, error) {
+	workload := to.Workload
+	out := CopyForWorker(job, to.Origin)
 	labels, annotations := out.GetLabels(), out.GetAnnotations()
 	if len(validation.IsValidLabelValue(workload)) == 0 {
 		labels[PrebuiltWorkloadLabel] = workload
@@ -131,10 +191,18 @@ func (k *kindAdapter) RemoteCopy(job *unstructured.Unstructured, workload string
 	}
 	out.SetLabels(labels)
 	out.SetAnnotations(annotations)
-	out.SetFinalizers([]string{courier.RemoteFinalizer})
+	if !k.unheld {
+		// A TTL may delete a finished job before its status is mirrored
+		// (kueue#14734).
+		out.SetFinalizers([]string{courier.RemoteFinalizer})
+	}
 	unstructured.RemoveNestedField(out.Object, k.managedByPath()...)
 	if k.mutate != nil {
-		if err := k.mutate(out); err != nil {
+		if err := k.mutate(out, to); err != nil {
+			var rej *Rejection
+			if errors.As(err, &rej) {
+				return nil, err
+			}
 			return nil, fmt.Errorf("building the worker copy of %s %s/%s: %w", k.Kind.GVK.Kind, job.GetNamespace(), job.GetName(), err)
 		}
 	}
@@ -194,6 +262,34 @@ func (k *kindAdapter) StatusPatch(local, remote *unstructured.Unstructured) ([]b
 		}
 	}
 	return statusMergePatch(localStatus, desired)
+}
+
+// Conditions that end a job, in the spellings of the common job kinds:
+// batch Job and TrainJob say Complete, JobSet Completed, others Succeeded;
+// all say Failed.
+var (
+	succeededConditions = []string{"Complete", "Completed", "Succeeded"}
+	failedConditions    = []string{"Failed"}
+)
+
+// Outcome implements Adapter.
+func (k *kindAdapter) Outcome(job *unstructured.Unstructured) Outcome {
+	conds, _, _ := unstructured.NestedSlice(job.Object, "status", "conditions")
+	for _, c := range conds {
+		m, ok := c.(map[string]any)
+		if !ok || m["status"] != "True" {
+			continue
+		}
+		t, _ := m["type"].(string)
+		msg, _ := m["message"].(string)
+		switch {
+		case slices.Contains(failedConditions, t):
+			return Outcome{Finished: true, Failed: true, Message: msg}
+		case slices.Contains(succeededConditions, t):
+			return Outcome{Finished: true, Message: msg}
+		}
+	}
+	return Outcome{}
 }
 
 // ClearActivityPatch implements Adapter.

@@ -2,6 +2,7 @@ package adapter
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -72,19 +73,91 @@ func TestTrainJobRemoteCopy(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got, err := NewTrainJob().RemoteCopy(trainJob(t, tc.job), tc.workload, "org")
+			got, err := NewTrainJob().RemoteCopy(trainJob(t, tc.job), Destination{Workload: tc.workload, Origin: "org"})
 			if err != nil {
 				t.Fatalf("RemoteCopy() = %v", err)
 			}
 			want := tc.want.Obj()
 			want.TypeMeta = metav1.TypeMeta{APIVersion: trainer.GroupVersion.String(), Kind: trainer.TrainJobKind}
-			want.Finalizers = []string{"courier.dev/dispatcher"}
+			// Trainer never deletes a TrainJob: its copy needs no finalizer.
 			want.Annotations = tc.wantAnno
 			if diff := cmp.Diff(toUnstructured(t, want).Object, got.Object); diff != "" {
 				t.Errorf("RemoteCopy() mismatch (-want +got):\n%s", diff)
 			}
 			if WorkloadName(got) != tc.workload {
 				t.Errorf("WorkloadName() = %q, want %q", WorkloadName(got), tc.workload)
+			}
+		})
+	}
+}
+
+func TestTrainJobDestination(t *testing.T) {
+	zone := &trainer.TrainingRuntimeSpecPatch{Template: &trainer.JobSetTemplatePatch{
+		Metadata: &metav1.ObjectMeta{Labels: map[string]string{"zone": "west"}},
+	}}
+	nodeEnv := trainertesting.MakeTrainJob("x", "ns").NodeEnv("example.com/w", "A", "b").Obj().Spec.RuntimePatches[0].TrainingRuntimeSpec
+	full := trainertesting.MakeTrainJob("tj", "ns").ManagedBy(TrainJobManagedBy)
+	for i := range 16 {
+		full.RuntimePatch(fmt.Sprintf("example.com/u%d", i), "a", "b")
+	}
+	cases := map[string]struct {
+		job     *trainertesting.TrainJobWrapper
+		patch   *trainer.TrainingRuntimeSpecPatch
+		wantErr any
+		want    []string
+	}{
+		"the worker's patch is Courier's entry, after the job's": {
+			job:   trainertesting.MakeTrainJob("tj", "ns").ManagedBy(TrainJobManagedBy).RuntimePatch("example.com/user", "a", "b"),
+			patch: zone,
+			want:  []string{"example.com/user", "courier.dev/dispatcher"},
+		},
+		"no patch, no entry of Courier's": {
+			job:  trainertesting.MakeTrainJob("tj", "ns").ManagedBy(TrainJobManagedBy).RuntimePatch("example.com/user", "a", "b"),
+			want: []string{"example.com/user"},
+		},
+		"sixteen entries leave no room: the job is refused there": {
+			job: full, patch: zone, wantErr: &Rejection{},
+		},
+		"a worker patch Trainer refuses: the worker is unsuitable": {
+			job: trainertesting.MakeTrainJob("tj", "ns").ManagedBy(TrainJobManagedBy), patch: nodeEnv, wantErr: &Unsuitable{},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			to := Destination{Workload: "wl", Origin: "org", RuntimePatch: tc.patch}
+			err := NewTrainJob().CheckDestination(trainJob(t, tc.job), to)
+			switch want := tc.wantErr.(type) {
+			case *Rejection:
+				if !errors.As(err, &want) {
+					t.Fatalf("CheckDestination() = %v, want a *Rejection", err)
+				}
+				return
+			case *Unsuitable:
+				if !errors.As(err, &want) {
+					t.Fatalf("CheckDestination() = %v, want an *Unsuitable", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("CheckDestination() = %v", err)
+			}
+			got, err := NewTrainJob().RemoteCopy(trainJob(t, tc.job), to)
+			if err != nil {
+				t.Fatalf("RemoteCopy() = %v", err)
+			}
+			patches, err := runtimePatches(got)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var managers []string
+			for _, p := range patches {
+				managers = append(managers, p.Manager)
+			}
+			if diff := cmp.Diff(tc.want, managers); diff != "" {
+				t.Errorf("entries on the worker mismatch (-want +got):\n%s", diff)
+			}
+			if tc.patch != nil && !cmp.Equal(patches[len(patches)-1].TrainingRuntimeSpec, tc.patch) {
+				t.Errorf("Courier's entry = %+v, want the worker's patch", patches[len(patches)-1].TrainingRuntimeSpec)
 			}
 		})
 	}
@@ -230,7 +303,7 @@ func TestBatchJobRemoteCopy(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got, err := a.RemoteCopy(job(tc.manual), "wl", "org")
+			got, err := a.RemoteCopy(job(tc.manual), Destination{Workload: "wl", Origin: "org"})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -244,6 +317,10 @@ func TestBatchJobRemoteCopy(t *testing.T) {
 			}
 			if _, found, _ := unstructured.NestedString(got.Object, "spec", "managedBy"); found {
 				t.Error("managedBy reached the worker copy")
+			}
+			// A Job's TTL may delete it before its status is mirrored.
+			if diff := cmp.Diff([]string{"courier.dev/dispatcher"}, got.GetFinalizers()); diff != "" {
+				t.Errorf("finalizers (-want +got):\n%s", diff)
 			}
 		})
 	}
@@ -290,6 +367,33 @@ func TestClearActivityPatch(t *testing.T) {
 			}
 			if diff := cmp.Diff(tc.want, string(got)); diff != "" {
 				t.Errorf("ClearActivityPatch() mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestOutcome(t *testing.T) {
+	cond := func(typ, status, msg string) map[string]any {
+		return map[string]any{"type": typ, "status": status, "message": msg}
+	}
+	cases := map[string]struct {
+		conditions []any
+		want       Outcome
+	}{
+		"running":                    {conditions: []any{cond("Created", "True", "")}},
+		"a TrainJob or Job complete": {conditions: []any{cond("Complete", "True", "done")}, want: Outcome{Finished: true, Message: "done"}},
+		"a JobSet completed":         {conditions: []any{cond("Completed", "True", "")}, want: Outcome{Finished: true}},
+		"failed":                     {conditions: []any{cond("Complete", "False", ""), cond("Failed", "True", "oom")}, want: Outcome{Finished: true, Failed: true, Message: "oom"}},
+		"no status":                  {},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			job := &unstructured.Unstructured{Object: map[string]any{}}
+			if tc.conditions != nil {
+				job.Object["status"] = map[string]any{"conditions": tc.conditions}
+			}
+			if diff := cmp.Diff(tc.want, NewTrainJob().Outcome(job)); diff != "" {
+				t.Errorf("Outcome() mismatch (-want +got):\n%s", diff)
 			}
 		})
 	}

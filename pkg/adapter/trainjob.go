@@ -1,6 +1,7 @@
 package adapter
 
 import (
+	"errors"
 	"fmt"
 
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
@@ -20,7 +21,8 @@ var runtimePatchesPath = field.NewPath("spec", "runtimePatches")
 
 // NewTrainJob returns the TrainJob adapter: the generic rules, plus
 // RuntimePatches that the worker's Trainer webhook would refuse are
-// rejected, and the manager-side Kueue entry stays on the manager.
+// rejected, the manager-side Kueue entry stays on the manager, and the
+// worker's own runtimePatch is Courier's entry.
 func NewTrainJob() Adapter {
 	return &kindAdapter{
 		Kind: Kind{
@@ -29,6 +31,8 @@ func NewTrainJob() Adapter {
 			ManagedByValue: TrainJobManagedBy,
 		},
 		activity: []string{"jobsStatus"},
+		// Trainer deletes a TrainJob's JobSet, never the TrainJob itself.
+		unheld: true,
 		check: func(job *unstructured.Unstructured) field.ErrorList {
 			patches, err := runtimePatches(job)
 			if err != nil {
@@ -36,14 +40,40 @@ func NewTrainJob() Adapter {
 			}
 			return runtimepatch.Validate(patches, runtimePatchesPath)
 		},
-		mutate: func(job *unstructured.Unstructured) error {
+		checkDestination: func(job *unstructured.Unstructured, to Destination) error {
+			if to.RuntimePatch == nil {
+				return nil
+			}
+			if errs := runtimepatch.ValidateSpec(to.RuntimePatch, field.NewPath("spec", "runtimePatch")); len(errs) > 0 {
+				return &Unsuitable{Message: errs.ToAggregate().Error()}
+			}
 			patches, err := runtimePatches(job)
 			if err != nil {
 				return err
 			}
-			return setRuntimePatches(job, runtimepatch.ForWorker(patches))
+			return fullRejection(job, runtimepatch.Room(patches))
+		},
+		mutate: func(job *unstructured.Unstructured, to Destination) error {
+			patches, err := runtimePatches(job)
+			if err != nil {
+				return err
+			}
+			out, err := runtimepatch.ForWorker(patches, to.RuntimePatch)
+			if err := fullRejection(job, err); err != nil {
+				return err
+			}
+			return setRuntimePatches(job, out)
 		},
 	}
+}
+
+// fullRejection turns a *runtimepatch.Full into a Rejection naming the job.
+func fullRejection(job *unstructured.Unstructured, err error) error {
+	var full *runtimepatch.Full
+	if errors.As(err, &full) {
+		return &Rejection{Message: fmt.Sprintf("TrainJob %s/%s cannot go to a worker with a runtimePatch: %v.", job.GetNamespace(), job.GetName(), err)}
+	}
+	return err
 }
 
 func runtimePatches(job *unstructured.Unstructured) ([]trainer.RuntimePatch, error) {

@@ -57,6 +57,9 @@ type Options struct {
 	// every add, update and delete of an object they see. It may block; only
 	// that informer waits.
 	OnRemoteChange func(cluster string, obj client.Object)
+	// Indexes are field indexes added to every informer of every worker, so
+	// that readers can find objects by what they belong to without listing.
+	Indexes map[string]client.IndexerFunc
 
 	// Zero durations take the defaults above.
 	HealthPeriod   time.Duration
@@ -84,7 +87,9 @@ func (o Options) withDefaults() *Options {
 	// person (or an RBAC change on the worker, which Courier cannot watch):
 	// retry slowly. A Secret change restarts the connection at once.
 	o.networkBackoff = newBackoff(time.Second, 30*time.Second)
-	o.configBackoff = newBackoff(10*time.Second, 5*time.Minute)
+	// Starting at a second: an API server that restarts answers 403 for a
+	// moment while its RBAC caches fill.
+	o.configBackoff = newBackoff(time.Second, 5*time.Minute)
 	return &o
 }
 
@@ -180,13 +185,18 @@ func (c *Cache) Remove(name string) {
 	metrics.ForgetWorker(name)
 }
 
-// State returns the state of the connection for name.
+// State returns the state of the connection for name, with the worker's
+// capacity while connected.
 func (c *Cache) State(name string) (State, bool) {
 	conn := c.get(name)
 	if conn == nil {
 		return State{}, false
 	}
-	s, _ := conn.snapshot()
+	s, r := conn.snapshot()
+	if s.Connected && r != nil {
+		resources, summary := r.CapacitySummary()
+		s.Capacity = &CapacityReport{Resources: resources, Summary: summary}
+	}
 	return s, true
 }
 

@@ -28,9 +28,15 @@ type State struct {
 	KubernetesVersion string
 	// UnavailableKinds are the wanted kinds the worker does not serve.
 	UnavailableKinds []string
+	// Capacity is the worker's quota, for the WorkerCluster status; nil
+	// when not connected. Cache.State reads it from the Remote when asked:
+	// it changes with every admission on the worker, which is no change of
+	// the connection's state.
+	Capacity *CapacityReport
 }
 
-// errKindsChanged ends a healthy Remote whose worker now serves other kinds.
+// errKindsChanged ends a healthy Remote whose worker now serves other kinds,
+// or now lets Courier read its quota objects, or no longer does.
 var errKindsChanged = errors.New("served kinds changed")
 
 // connection keeps one worker connected. Its goroutine alone connects,
@@ -62,7 +68,7 @@ func (c *connection) run(ctx context.Context) {
 	network, config := c.opts.networkBackoff, c.opts.configBackoff
 	for ctx.Err() == nil {
 		connectCtx, cancel := context.WithTimeout(ctx, c.opts.ConnectTimeout)
-		r, err := connect(connectCtx, c.name, c.config, c.opts)
+		r, err := connect(connectCtx, c.name, c.config, c.opts, c.notify)
 		cancel()
 		if err == nil {
 			if state, _ := c.snapshot(); everConnected && !state.Connected {
@@ -123,6 +129,14 @@ func (c *connection) watch(ctx context.Context, r *Remote) error {
 				return err
 			}
 			if !served.Equal(r.served) {
+				return errKindsChanged
+			}
+			// An RBAC change on the worker shows here, not as an event.
+			unknown, err := r.access(ctx, served)
+			if err != nil {
+				return err
+			}
+			if unknown != r.capacity.unknown {
 				return errKindsChanged
 			}
 		}

@@ -9,4 +9,8 @@
 // capped exponential backoff. Failures are classified as configuration
 // errors (bad Secret, invalid or insecure kubeconfig, refused credentials),
 // which need a person, or network loss, which passes on its own.
+//
+// Each connection also watches its worker's Kueue quota objects, unfiltered,
+// and serves the worker's capacity from a snapshot (see capacity.go for what
+// it approximates).
 package cluster

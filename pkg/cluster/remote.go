@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/http"
 	"slices"
+	"sync"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -16,6 +17,7 @@ import (
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -40,10 +42,23 @@ type Remote struct {
 	version  string
 	served   sets.Set[schema.GroupVersionKind]
 	missing  []string
+	capacity *capacityTracker
 	stop     context.CancelFunc
 	stopped  chan struct{}
 	discover func(context.Context) (sets.Set[schema.GroupVersionKind], []string, error)
-	health   func(context.Context) error
+	// access says why the capacity cannot be known, as capacityAccess.
+	access func(context.Context, sets.Set[schema.GroupVersionKind]) (string, error)
+	health func(context.Context) error
+}
+
+// NewRemote returns a Remote over given clients that serves the given
+// kinds, without informers, health checks or discovery: for tests of code
+// that reads and writes workers. If the served kinds include Kueue's
+// ClusterQueue, LocalQueue and ResourceFlavor, its capacity is computed
+// from c on every call.
+func NewRemote(name string, c client.Client, apiReader client.Reader, served ...schema.GroupVersionKind) *Remote {
+	kinds := sets.New(served...)
+	return &Remote{Name: name, Client: c, APIReader: apiReader, served: kinds, capacity: newCapacityTracker(c, kinds, "", false)}
 }
 
 // Serves reports whether the worker serves a kind, so that jobs of a kind
@@ -62,9 +77,11 @@ func (r *Remote) close() {
 
 // connect builds a Remote: it reads the worker's version, finds which of the
 // wanted kinds it serves, checks that the credentials may list them, and
-// starts origin-filtered informers for them. Every step is bounded by ctx
-// and by the per-request timeouts.
-func connect(ctx context.Context, name string, base *rest.Config, opts *Options) (*Remote, error) {
+// starts origin-filtered informers for them, and unfiltered ones for
+// Kueue's quota objects where Courier may read them. Every step is bounded
+// by ctx and by the per-request timeouts. notify is called when the quota
+// objects change.
+func connect(ctx context.Context, name string, base *rest.Config, opts *Options, notify func()) (*Remote, error) {
 	cfg := rest.CopyConfig(base)
 	cfg.QPS, cfg.Burst = opts.QPS, opts.Burst
 	cfg.UserAgent = "courier/" + name
@@ -86,10 +103,11 @@ func connect(ctx context.Context, name string, base *rest.Config, opts *Options)
 	if err != nil {
 		return nil, classify(err, "reading the server version")
 	}
+	optional := append(slices.Clone(opts.OptionalKinds), capacityKinds...)
 	discover := func(context.Context) (sets.Set[schema.GroupVersionKind], []string, error) {
-		served, missing, err := discoverKinds(dc, append(slices.Clone(opts.Kinds), opts.OptionalKinds...))
+		served, missing, err := discoverKinds(dc, append(slices.Clone(opts.Kinds), optional...))
 		missing = slices.DeleteFunc(missing, func(name string) bool {
-			return slices.ContainsFunc(opts.OptionalKinds, func(gvk schema.GroupVersionKind) bool { return KindName(gvk) == name })
+			return slices.ContainsFunc(optional, func(gvk schema.GroupVersionKind) bool { return KindName(gvk) == name })
 		})
 		return served, missing, err
 	}
@@ -101,23 +119,46 @@ func connect(ctx context.Context, name string, base *rest.Config, opts *Options)
 	if err != nil {
 		return nil, classify(err, "creating a client")
 	}
-	if err := checkAccess(ctx, directClient, served, opts.Origin); err != nil {
+	if err := checkAccess(ctx, directClient, served.Clone().Delete(capacityKinds...), opts.Origin); err != nil {
 		return nil, err
 	}
-
+	access := func(ctx context.Context, served sets.Set[schema.GroupVersionKind]) (string, error) {
+		return capacityAccess(ctx, directClient, served)
+	}
+	unknown, err := access(ctx, served)
+	if err != nil {
+		return nil, err
+	}
+	if unknown != "" {
+		ctrl.Log.WithName("cluster").Info("Worker capacity unknown: Courier may not read Kueue's quota objects there", "cluster", name, "reason", unknown)
+	}
+	// The quota objects are watched whole, where Courier may read them.
+	byObject := map[client.Object]cache.ByObject{}
+	if unknown == "" && served.HasAll(capacityKinds...) {
+		for _, gvk := range capacityKinds {
+			byObject[objectFor(opts, gvk)] = cache.ByObject{Label: labels.Everything()}
+		}
+	}
 	informers, err := cache.New(cfg, cache.Options{
 		Scheme:                      opts.Scheme,
 		DefaultLabelSelector:        labels.SelectorFromSet(labels.Set{courier.OriginLabel: opts.Origin}),
+		ByObject:                    byObject,
 		ReaderFailOnMissingInformer: true,
+		// Courier never reads managed fields; they are often half an object.
+		DefaultTransform: cache.TransformStripManagedFields(),
 	})
 	if err != nil {
 		return nil, classify(err, "creating informers")
 	}
+	capacity := newCapacityTracker(informers, served, unknown, true)
 	cacheCtx, stop := context.WithCancel(context.Background())
 	stopped := make(chan struct{})
+	var running sync.WaitGroup
+	running.Go(func() { _ = informers.Start(cacheCtx) })
+	running.Go(func() { capacity.run(cacheCtx, notify) })
 	go func() {
-		defer close(stopped)
-		_ = informers.Start(cacheCtx)
+		running.Wait()
+		close(stopped)
 	}()
 	r := &Remote{
 		Name:      name,
@@ -126,21 +167,48 @@ func connect(ctx context.Context, name string, base *rest.Config, opts *Options)
 		version:   info.GitVersion,
 		served:    served,
 		missing:   missing,
+		capacity:  capacity,
 		stop:      stop,
 		stopped:   stopped,
 		discover:  discover,
+		access:    access,
 		health: func(ctx context.Context) error {
 			return dc.RESTClient().Get().AbsPath("/readyz").Do(ctx).Error()
 		},
 	}
-	for _, gvk := range served.UnsortedList() {
+	if len(byObject) > 0 {
+		for _, gvk := range capacityKinds {
+			informer, err := informers.GetInformer(ctx, objectFor(opts, gvk), cache.BlockUntilSynced(false))
+			if err == nil {
+				_, err = informer.AddEventHandler(capacity.handler(true))
+			}
+			if err != nil {
+				r.close()
+				return nil, classify(err, "watching "+KindName(gvk))
+			}
+		}
+	}
+	for _, gvk := range served.Clone().Delete(capacityKinds...).UnsortedList() {
 		informer, err := informers.GetInformer(ctx, objectFor(opts, gvk), cache.BlockUntilSynced(false))
 		if err != nil {
 			r.close()
 			return nil, classify(err, "starting the "+KindName(gvk)+" informer")
 		}
+		for field, extract := range opts.Indexes {
+			if err := informers.IndexField(ctx, objectFor(opts, gvk), field, extract); err != nil {
+				r.close()
+				return nil, classify(err, "indexing the "+KindName(gvk)+" informer")
+			}
+		}
 		if opts.OnRemoteChange != nil {
 			if _, err := informer.AddEventHandler(changeHandler(name, opts.OnRemoteChange)); err != nil {
+				r.close()
+				return nil, classify(err, "watching the "+KindName(gvk)+" informer")
+			}
+		}
+		// Courier's waiting copies are the capacity's pending demand.
+		if gvk == workloadGVK {
+			if _, err := informer.AddEventHandler(capacity.handler(false)); err != nil {
 				r.close()
 				return nil, classify(err, "watching the "+KindName(gvk)+" informer")
 			}

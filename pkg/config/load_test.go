@@ -17,15 +17,16 @@ import (
 
 func defaulted() *configv1alpha1.Configuration {
 	return &configv1alpha1.Configuration{
-		TypeMeta:          metav1.TypeMeta{APIVersion: "config.courier.dev/v1alpha1", Kind: "Configuration"},
-		Origin:            "courier",
-		Namespace:         "courier-system",
-		WorkerLostTimeout: &metav1.Duration{Duration: 15 * time.Minute},
-		GCInterval:        &metav1.Duration{Duration: time.Minute},
-		ManagerClient:     &configv1alpha1.ClientConnection{QPS: ptr.To[float32](100), Burst: ptr.To[int32](200)},
-		WorkerClient:      &configv1alpha1.ClientConnection{QPS: ptr.To[float32](500), Burst: ptr.To[int32](1000)},
-		Health:            &configv1alpha1.HealthEndpoint{BindAddress: ":8081"},
-		Metrics:           &configv1alpha1.MetricsEndpoint{BindAddress: ":8080"},
+		TypeMeta:            metav1.TypeMeta{APIVersion: "config.courier.dev/v1alpha1", Kind: "Configuration"},
+		Origin:              "courier",
+		Namespace:           "courier-system",
+		WorkerLostTimeout:   &metav1.Duration{Duration: 15 * time.Minute},
+		GCInterval:          &metav1.Duration{Duration: time.Minute},
+		DispatchConcurrency: ptr.To[int32](16),
+		ManagerClient:       &configv1alpha1.ClientConnection{QPS: ptr.To[float32](100), Burst: ptr.To[int32](200)},
+		WorkerClient:        &configv1alpha1.ClientConnection{QPS: ptr.To[float32](500), Burst: ptr.To[int32](1000)},
+		Health:              &configv1alpha1.HealthEndpoint{BindAddress: ":8081"},
+		Metrics:             &configv1alpha1.MetricsEndpoint{BindAddress: ":8080"},
 		LeaderElection: &componentconfig.LeaderElectionConfiguration{
 			LeaderElect:       ptr.To(true),
 			LeaseDuration:     metav1.Duration{Duration: 15 * time.Second},
@@ -54,6 +55,7 @@ func TestLoad(t *testing.T) {
 namespace: batch
 workerLostTimeout: 2m
 gcInterval: 30s
+dispatchConcurrency: 4
 workerClient: {qps: 50, burst: 80}
 leaderElection: {leaderElect: false}
 `,
@@ -62,6 +64,7 @@ leaderElection: {leaderElect: false}
 				c.Namespace = "batch"
 				c.WorkerLostTimeout.Duration = 2 * time.Minute
 				c.GCInterval.Duration = 30 * time.Second
+				c.DispatchConcurrency = ptr.To[int32](4)
 				c.WorkerClient = &configv1alpha1.ClientConnection{QPS: ptr.To[float32](50), Burst: ptr.To[int32](80)}
 				c.LeaderElection.LeaderElect = ptr.To(false)
 				c.LeaderElection.ResourceNamespace = "batch"
@@ -102,11 +105,12 @@ leaderElection: {leaderElect: false}
 namespace: Bad_NS
 workerLostTimeout: -1s
 gcInterval: 0s
+dispatchConcurrency: 0
 workerClient: {qps: 0, burst: -1}
 managerClient: {qps: 10, burst: 5}
 `,
 			wantErr: []string{"origin: Invalid value", "namespace: Invalid value", "workerLostTimeout: Invalid value",
-				"gcInterval: Invalid value", "workerClient.qps: Invalid value", "workerClient.burst: Invalid value",
+				"gcInterval: Invalid value", "dispatchConcurrency: Invalid value: 0: must be between 1 and 256", "workerClient.qps: Invalid value", "workerClient.burst: Invalid value",
 				"managerClient.burst: Invalid value: 5: must be at least qps"},
 		},
 		"bad leader election timing": {

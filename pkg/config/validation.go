@@ -21,6 +21,8 @@ const (
 	maxExternalFrameworks = 32
 	maxStatusFields       = 32
 	maxManagedByValue     = 63
+	// Beyond this many at once, dispatches only queue up at the API servers.
+	maxDispatchConcurrency = 256
 )
 
 // A path segment is a JSON field name as Kubernetes APIs spell them.
@@ -40,6 +42,9 @@ func Validate(c *configv1alpha1.Configuration) field.ErrorList {
 	}
 	if d := c.GCInterval; d == nil || d.Duration <= 0 {
 		errs = append(errs, field.Invalid(field.NewPath("gcInterval"), durationString(d), "must be a positive duration, such as 1m"))
+	}
+	if n := c.DispatchConcurrency; n == nil || *n < 1 || *n > maxDispatchConcurrency {
+		errs = append(errs, field.Invalid(field.NewPath("dispatchConcurrency"), deref(n), fmt.Sprintf("must be between 1 and %d", maxDispatchConcurrency)))
 	}
 	errs = append(errs, validateClient(c.ManagerClient, field.NewPath("managerClient"))...)
 	errs = append(errs, validateClient(c.WorkerClient, field.NewPath("workerClient"))...)

@@ -33,20 +33,33 @@ func Options(cfg *configv1alpha1.Configuration) ctrl.Options {
 		LeaderElectionReleaseOnCancel: true,
 		// Jobs are read generically, as unstructured objects, from the cache.
 		Client: client.Options{Cache: &client.CacheOptions{Unstructured: true}},
-		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
-			// Only kubeconfig Secrets in Courier's namespace are read.
-			&corev1.Secret{}: {Namespaces: map[string]cache.Config{cfg.Namespace: {}}},
-		}},
+		Cache: cache.Options{
+			// Courier never reads managed fields; they are often half an object.
+			DefaultTransform: cache.TransformStripManagedFields(),
+			ByObject: map[client.Object]cache.ByObject{
+				// Only kubeconfig Secrets in Courier's namespace are read.
+				&corev1.Secret{}: {Namespaces: map[string]cache.Config{cfg.Namespace: {}}},
+			},
+		},
 	}
+}
+
+// Flags are the settings that come from the command line, not from the
+// Configuration file.
+type Flags struct {
+	// PprofBindAddress serves net/http/pprof when set; empty turns it off.
+	PprofBindAddress string
 }
 
 // New builds the manager for the manager cluster at restConfig, with
 // Courier's probes registered. Setup adds the controllers.
-func New(restConfig *rest.Config, cfg *configv1alpha1.Configuration) (ctrl.Manager, error) {
+func New(restConfig *rest.Config, cfg *configv1alpha1.Configuration, flags Flags) (ctrl.Manager, error) {
 	restConfig = rest.CopyConfig(restConfig)
 	restConfig.QPS = *cfg.ManagerClient.QPS
 	restConfig.Burst = int(*cfg.ManagerClient.Burst)
-	mgr, err := ctrl.NewManager(restConfig, Options(cfg))
+	opts := Options(cfg)
+	opts.PprofBindAddress = flags.PprofBindAddress
+	mgr, err := ctrl.NewManager(restConfig, opts)
 	if err != nil {
 		return nil, fmt.Errorf("creating manager: %w", err)
 	}

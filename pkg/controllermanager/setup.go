@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
 	configv1alpha1 "github.com/courierdev/courier/api/config/v1alpha1"
@@ -38,18 +39,11 @@ func Setup(mgr ctrl.Manager, cfg *configv1alpha1.Configuration) (*cluster.Cache,
 	for _, kind := range unserved {
 		ctrl.Log.WithName("setup").Info("Not dispatching a job kind the manager's API server does not serve; install its CRD on the manager and restart Courier", "kind", kind)
 	}
-	dispatcher := dispatch.New(mgr.GetClient(), mgr.GetEventRecorder("courier-dispatch"), dispatch.Options{
-		Origin:            cfg.Origin,
-		WorkerLostTimeout: cfg.WorkerLostTimeout.Duration,
-		GCInterval:        cfg.GCInterval.Duration,
-		Adapters:          adapters,
-		UnservedKinds:     unserved,
-		StatusInObject:    statusInObject,
-	})
 	var jobKinds []schema.GroupVersionKind
 	for _, a := range adapters {
 		jobKinds = append(jobKinds, a.GVK())
 	}
+	var dispatcher *dispatch.Reconciler
 	cache := cluster.NewCache(cluster.Options{
 		Origin:            cfg.Origin,
 		QPS:               *cfg.WorkerClient.QPS,
@@ -58,15 +52,29 @@ func Setup(mgr ctrl.Manager, cfg *configv1alpha1.Configuration) (*cluster.Cache,
 		UnstructuredKinds: jobKinds,
 		OptionalKinds:     []schema.GroupVersionKind{adapter.PodGroupGVK, adapter.SchedulingWorkloadGVK},
 		Scheme:            mgr.GetScheme(),
-		OnRemoteChange:    dispatcher.OnRemoteChange,
+		Indexes:           dispatch.RemoteIndexes(),
+		// The cache and the dispatcher need each other; the cache calls this
+		// only once connections run, after both exist.
+		OnRemoteChange: func(cluster string, obj client.Object) { dispatcher.OnRemoteChange(cluster, obj) },
+	})
+	dispatcher = dispatch.New(mgr.GetClient(), cache, mgr.GetEventRecorder("courier-dispatch"), dispatch.Options{
+		Origin:            cfg.Origin,
+		WorkerLostTimeout: cfg.WorkerLostTimeout.Duration,
+		GCInterval:        cfg.GCInterval.Duration,
+		Concurrency:       int(*cfg.DispatchConcurrency),
+		Adapters:          adapters,
+		UnservedKinds:     unserved,
+		StatusInObject:    statusInObject,
 	})
 	if err := mgr.Add(cache); err != nil {
 		return nil, fmt.Errorf("adding the worker cluster cache: %w", err)
 	}
-	if err := workercluster.SetupWithManager(mgr, cfg.Namespace, cache); err != nil {
+	if err := workercluster.SetupWithManager(mgr, workercluster.Options{
+		Namespace: cfg.Namespace, WorkerLostTimeout: cfg.WorkerLostTimeout.Duration, Cache: cache, Placements: dispatcher,
+	}); err != nil {
 		return nil, fmt.Errorf("setting up the WorkerCluster controller: %w", err)
 	}
-	if err := dispatcher.SetupWithManager(mgr, cache); err != nil {
+	if err := dispatcher.SetupWithManager(mgr); err != nil {
 		return nil, err
 	}
 	return cache, nil

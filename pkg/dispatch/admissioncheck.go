@@ -19,6 +19,7 @@ import (
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
 	courier "github.com/courierdev/courier/api/v1alpha1"
+	"github.com/courierdev/courier/pkg/placement"
 )
 
 // problem is a configuration mistake: a condition reason and what to fix.
@@ -89,11 +90,12 @@ func multiKueueCheck(ctx context.Context, c client.Client, cq *kueue.ClusterQueu
 // Active.
 type admissionCheckReconciler struct {
 	client   client.Client
+	policies *placement.Cache
 	unserved []string
 }
 
-func setupAdmissionChecks(mgr manager.Manager, unserved []string) error {
-	r := &admissionCheckReconciler{client: mgr.GetClient(), unserved: unserved}
+func setupAdmissionChecks(mgr manager.Manager, policies *placement.Cache, unserved []string) error {
+	r := &admissionCheckReconciler{client: mgr.GetClient(), policies: policies, unserved: unserved}
 	ours := predicate.NewPredicateFuncs(func(o client.Object) bool {
 		return o.(*kueue.AdmissionCheck).Spec.ControllerName == courier.ControllerName
 	})
@@ -146,6 +148,9 @@ func (r *admissionCheckReconciler) activeCondition(ctx context.Context, ac *kueu
 		return metav1.Condition{}, err
 	case prob != nil:
 		return inactive(prob.reason, prob.message), nil
+	}
+	if _, err := r.policies.Get(policy); err != nil {
+		return inactive(courier.ReasonPolicyInvalid, truncate(fmt.Sprintf("DispatchPolicy %q is not valid: %v.", policy.Name, err), maxNoteLength)), nil
 	}
 	list := &courier.WorkerClusterList{}
 	if err := r.client.List(ctx, list); err != nil {

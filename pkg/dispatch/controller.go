@@ -1,8 +1,10 @@
 // Package dispatch is Courier's Kueue admission-check controller. For each
 // manager Workload with quota reserved and a Courier check, it copies the
 // Workload to the policy's workers, lets the first worker whose Kueue admits
-// the copy win, creates the job there through the job's adapter, marks the
-// check Ready, and mirrors status back until the Workload finishes.
+// the copy win, records that choice on the manager Workload, creates the
+// job there through the job's adapter, marks the check Ready, and mirrors
+// status back until the Workload finishes: the final job status first, the
+// Workload's end next, the removal of the worker's copies last.
 //
 // Each reconcile reads the Workload and its copies on every worker from
 // caches (observe), decides with the pure function plan, and carries the
@@ -14,7 +16,6 @@ import (
 	"fmt"
 	"time"
 
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
@@ -32,9 +33,10 @@ import (
 	courier "github.com/courierdev/courier/api/v1alpha1"
 	"github.com/courierdev/courier/pkg/adapter"
 	"github.com/courierdev/courier/pkg/cluster"
+	"github.com/courierdev/courier/pkg/placement"
 )
 
-// +kubebuilder:rbac:groups=kueue.x-k8s.io,resources=workloads,verbs=get;list;watch
+// +kubebuilder:rbac:groups=kueue.x-k8s.io,resources=workloads,verbs=get;list;watch;patch
 // +kubebuilder:rbac:groups=kueue.x-k8s.io,resources=workloads/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=kueue.x-k8s.io,resources=admissionchecks,verbs=get;list;watch
 // +kubebuilder:rbac:groups=kueue.x-k8s.io,resources=admissionchecks/status,verbs=get;update;patch
@@ -49,6 +51,8 @@ type Options struct {
 	Origin            string
 	WorkerLostTimeout time.Duration
 	GCInterval        time.Duration
+	// Concurrency is how many Workloads are reconciled at once.
+	Concurrency int
 	// Adapters handle the job kinds Courier dispatches.
 	Adapters []adapter.Adapter
 	// UnservedKinds are configured kinds the manager does not serve; the
@@ -59,15 +63,29 @@ type Options struct {
 	StatusInObject []schema.GroupVersionKind
 }
 
+// Remotes are the connections to workers the dispatcher reads and writes
+// through; *cluster.Cache is the real one.
+type Remotes interface {
+	// Get returns the worker's Remote, or an error if it is not connected.
+	Get(name string) (*cluster.Remote, error)
+	// Names lists the workers with a connection, working or not.
+	Names() []string
+}
+
 // Reconciler dispatches manager Workloads.
 type Reconciler struct {
 	client   client.Client
-	cache    *cluster.Cache
+	remotes  Remotes
 	opts     Options
 	adapters map[schema.GroupKind]adapter.Adapter
 	recorder events.EventRecorder
 	now      func() time.Time
 	skips    *skipNotes
+	deleted  *deletedObjects
+	assumed  *assumedCopies
+	written  *ownWrites
+	// policies holds the DispatchPolicies' compiled CEL.
+	policies *placement.Cache
 	// remote carries workers' object changes and garbage-collection sweeps
 	// into the controller as Workload keys; stopped closes when the manager
 	// stops, so that no sender waits on it for ever.
@@ -75,15 +93,24 @@ type Reconciler struct {
 	stopped chan struct{}
 }
 
-// New returns a Reconciler; hand OnRemoteChange to the cluster cache.
-func New(c client.Client, recorder events.EventRecorder, opts Options) *Reconciler {
+// New returns a Reconciler over the manager client c and the workers'
+// connections; hand OnRemoteChange to the cluster cache.
+func New(c client.Client, remotes Remotes, recorder events.EventRecorder, opts Options) *Reconciler {
+	if opts.Concurrency <= 0 {
+		opts.Concurrency = 1
+	}
 	r := &Reconciler{
 		client:   c,
+		remotes:  remotes,
 		opts:     opts,
 		adapters: map[schema.GroupKind]adapter.Adapter{},
 		recorder: recorder,
 		now:      time.Now,
 		skips:    newSkipNotes(),
+		deleted:  newDeletedObjects(),
+		assumed:  newAssumedCopies(),
+		written:  newOwnWrites(),
+		policies: &placement.Cache{},
 		remote:   make(chan event.TypedGenericEvent[reconcile.Request], 4096),
 		stopped:  make(chan struct{}),
 	}
@@ -97,30 +124,23 @@ func New(c client.Client, recorder events.EventRecorder, opts Options) *Reconcil
 // to and queues that Workload. It blocks while the queue is full, since
 // dropping the event could lose a status change, but not past shutdown.
 func (r *Reconciler) OnRemoteChange(_ string, obj client.Object) {
-	name := obj.GetName()
-	if u, ok := obj.(*unstructured.Unstructured); ok {
-		// A job copy names its Workload with Kueue's prebuilt marker; a
-		// PodGroup or core Workload copy with Courier's workload label.
-		if name = adapter.WorkloadName(u); name == "" {
-			name = u.GetLabels()[courier.WorkloadLabel]
-		}
-		if name == "" {
-			return
-		}
+	name := workloadOf(obj)
+	if name == "" {
+		return
 	}
-	ev := event.TypedGenericEvent[reconcile.Request]{Object: reconcile.Request{
-		NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: name},
-	}}
+	r.enqueue(types.NamespacedName{Namespace: obj.GetNamespace(), Name: name})
+}
+
+func (r *Reconciler) enqueue(key types.NamespacedName) {
 	select {
-	case r.remote <- ev:
+	case r.remote <- event.TypedGenericEvent[reconcile.Request]{Object: reconcile.Request{NamespacedName: key}}:
 	case <-r.stopped:
 	}
 }
 
 // SetupWithManager registers the dispatcher, its garbage collector and the
 // AdmissionCheck controller.
-func (r *Reconciler) SetupWithManager(mgr manager.Manager, cache *cluster.Cache) error {
-	r.cache = cache
+func (r *Reconciler) SetupWithManager(mgr manager.Manager) error {
 	if err := indexWorkloads(mgr); err != nil {
 		return err
 	}
@@ -136,21 +156,24 @@ func (r *Reconciler) SetupWithManager(mgr manager.Manager, cache *cluster.Cache)
 	}
 	b := builder.ControllerManagedBy(mgr).
 		Named("dispatch").
-		For(&kueue.Workload{}).
-		WithOptions(controller.Options{MaxConcurrentReconciles: 8}).
+		For(&kueue.Workload{}, builder.WithPredicates(r.courierWorkloads())).
+		WithOptions(controller.Options{MaxConcurrentReconciles: r.opts.Concurrency}).
 		WatchesRawSource(source.TypedChannel(r.remote, handler.TypedFuncs[reconcile.Request, reconcile.Request]{
 			GenericFunc: func(_ context.Context, e event.TypedGenericEvent[reconcile.Request], q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 				q.Add(e.Object)
 			},
 		})).
-		Watches(&courier.WorkerCluster{}, handler.EnqueueRequestsFromMapFunc(r.workloadsForCluster)).
-		Watches(&kueue.AdmissionCheck{}, handler.EnqueueRequestsFromMapFunc(r.pendingWorkloads)).
-		Watches(&courier.DispatchPolicy{}, handler.EnqueueRequestsFromMapFunc(r.pendingWorkloads))
+		Watches(&courier.WorkerCluster{}, handler.EnqueueRequestsFromMapFunc(r.workloadsForCluster), builder.WithPredicates(usabilityChanged())).
+		Watches(&kueue.AdmissionCheck{}, r.checkEvents()).
+		Watches(&courier.DispatchPolicy{}, handler.EnqueueRequestsFromMapFunc(r.workloadsForPolicy))
 	for _, a := range r.adapters {
 		b = b.Watches(jobObject(a), handler.EnqueueRequestsFromMapFunc(r.workloadsForJob))
 	}
 	if err := b.Complete(r); err != nil {
 		return fmt.Errorf("setting up the dispatch controller: %w", err)
 	}
-	return setupAdmissionChecks(mgr, r.opts.UnservedKinds)
+	if err := setupPolicies(mgr, r.policies); err != nil {
+		return err
+	}
+	return setupAdmissionChecks(mgr, r.policies, r.opts.UnservedKinds)
 }

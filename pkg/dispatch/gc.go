@@ -2,20 +2,24 @@ package dispatch
 
 import (
 	"context"
+	"slices"
 	"time"
 
-	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
-	"github.com/courierdev/courier/pkg/adapter"
+	courier "github.com/courierdev/courier/api/v1alpha1"
 )
 
-// collector sweeps the workers every gcInterval and queues the manager
-// Workload of every copy it finds. Reconciling a Workload that is gone, or
-// dispatched elsewhere, deletes its copies: orphans left by a missed event
-// or by a worker that was away are collected the same way as any other.
+// collector sweeps the workers every gcInterval for copies whose manager
+// Workload is gone, finished, another Workload of the same name, or not
+// placed on or nominated for that worker, and queues that Workload. Reconciling it
+// deletes those copies: orphans left by a missed event or by a worker that
+// was away are collected the same way as any other. Copies that belong
+// where they are cost one map look-up, so a sweep costs little however
+// many Workloads run.
 type collector struct {
 	r *Reconciler
 }
@@ -36,30 +40,43 @@ func (c *collector) Start(ctx context.Context) error {
 // NeedLeaderElection: only the leader deletes.
 func (c *collector) NeedLeaderElection() bool { return true }
 
+// managerWorkload is what the sweep needs to know of a manager Workload.
+type managerWorkload struct {
+	uid      types.UID
+	clusters []string
+	finished bool
+}
+
 func (c *collector) sweep(ctx context.Context) {
 	log := ctrl.LoggerFrom(ctx).WithName("gc")
-	for _, name := range c.r.cache.Names() {
-		remote, err := c.r.cache.Get(name)
+	list := &kueue.WorkloadList{}
+	if err := c.r.client.List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
+		log.Error(err, "Listing manager Workloads")
+		return
+	}
+	known := make(map[types.NamespacedName]managerWorkload, len(list.Items))
+	for i := range list.Items {
+		wl := &list.Items[i]
+		known[client.ObjectKeyFromObject(wl)] = managerWorkload{uid: wl.UID, clusters: clustersOf(wl), finished: isTrue(wl.Status.Conditions, kueue.WorkloadFinished)}
+	}
+	for _, name := range c.r.remotes.Names() {
+		remote, err := c.r.remotes.Get(name)
 		if err != nil {
 			continue
 		}
 		var objs []client.Object
 		if remote.Serves(workloadGVK) {
-			list := &kueue.WorkloadList{}
-			if err := remote.Client.List(ctx, list); err != nil {
+			copies := &kueue.WorkloadList{}
+			if err := remote.Client.List(ctx, copies, client.UnsafeDisableDeepCopy); err != nil {
 				log.Error(err, "Listing Workload copies", "cluster", name)
 				continue
 			}
-			for i := range list.Items {
-				objs = append(objs, &list.Items[i])
+			for i := range copies.Items {
+				objs = append(objs, &copies.Items[i])
 			}
 		}
-		kinds := []schema.GroupVersionKind{adapter.PodGroupGVK, adapter.SchedulingWorkloadGVK}
-		for _, a := range c.r.adapters {
-			kinds = append(kinds, a.GVK())
-		}
-		for _, gvk := range kinds {
-			items, err := listRemote(ctx, remote, gvk)
+		for _, gvk := range c.r.copyKinds() {
+			items, err := listRemote(ctx, remote, gvk, client.UnsafeDisableDeepCopy)
 			if err != nil {
 				log.Error(err, "Listing copies", "cluster", name, "kind", gvk.Kind)
 				continue
@@ -69,7 +86,16 @@ func (c *collector) sweep(ctx context.Context) {
 			}
 		}
 		for _, obj := range objs {
-			c.r.OnRemoteChange(name, obj)
+			key := types.NamespacedName{Namespace: obj.GetNamespace(), Name: workloadOf(obj)}
+			if key.Name == "" {
+				continue
+			}
+			wl, ok := known[key]
+			uid, hasUID := obj.GetAnnotations()[courier.ManagerUIDAnnotation]
+			if ok && !wl.finished && (!hasUID || types.UID(uid) == wl.uid) && slices.Contains(wl.clusters, name) {
+				continue
+			}
+			c.r.enqueue(key)
 		}
 	}
 }

@@ -3,66 +3,220 @@ package dispatch
 import (
 	"context"
 	"fmt"
+	"slices"
 
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
+	courier "github.com/courierdev/courier/api/v1alpha1"
 	"github.com/courierdev/courier/pkg/adapter"
 )
 
+// Indexes of manager Workloads, so that an event on another object queues
+// exactly the Workloads it concerns.
 const (
-	// clustersIndex maps a cluster name to the Workloads dispatched to or
-	// nominated for it; pendingKey marks Workloads with a Pending check.
+	// clustersIndex maps a cluster name to the Workloads placed on,
+	// dispatched to or nominated for it.
 	clustersIndex = "courier.dev/clusters"
-	pendingKey    = "*pending"
+	// pendingCheckIndex maps an admission check name to the Workloads on
+	// which that check is Pending.
+	pendingCheckIndex = "courier.dev/pending-check"
+	// checkIndex maps an admission check name to the Workloads that carry
+	// that check, in any state.
+	checkIndex = "courier.dev/check"
 	// ownerIndex maps a job's UID to the Workloads it owns.
 	ownerIndex = "courier.dev/owner-uid"
 )
 
 func indexWorkloads(mgr manager.Manager) error {
 	idx := mgr.GetFieldIndexer()
-	if err := idx.IndexField(context.Background(), &kueue.Workload{}, clustersIndex, func(o client.Object) []string {
-		wl := o.(*kueue.Workload)
-		keys := append([]string(nil), wl.Status.NominatedClusterNames...)
-		if wl.Status.ClusterName != nil {
-			keys = append(keys, *wl.Status.ClusterName)
-		}
-		for _, c := range wl.Status.AdmissionChecks {
-			if c.State == kueue.CheckStatePending {
-				return append(keys, pendingKey)
+	indexes := map[string]client.IndexerFunc{
+		clustersIndex: func(o client.Object) []string { return clustersOf(o.(*kueue.Workload)) },
+		pendingCheckIndex: func(o client.Object) []string {
+			var names []string
+			for _, c := range o.(*kueue.Workload).Status.AdmissionChecks {
+				if c.State == kueue.CheckStatePending {
+					names = append(names, string(c.Name))
+				}
 			}
-		}
-		return keys
-	}); err != nil {
-		return fmt.Errorf("indexing Workloads by cluster: %w", err)
+			return names
+		},
+		checkIndex: func(o client.Object) []string {
+			var names []string
+			for _, c := range o.(*kueue.Workload).Status.AdmissionChecks {
+				names = append(names, string(c.Name))
+			}
+			return names
+		},
+		ownerIndex: func(o client.Object) []string {
+			var uids []string
+			for _, ref := range o.GetOwnerReferences() {
+				uids = append(uids, string(ref.UID))
+			}
+			return uids
+		},
 	}
-	if err := idx.IndexField(context.Background(), &kueue.Workload{}, ownerIndex, func(o client.Object) []string {
-		var uids []string
-		for _, ref := range o.GetOwnerReferences() {
-			uids = append(uids, string(ref.UID))
+	for name, extract := range indexes {
+		if err := idx.IndexField(context.Background(), &kueue.Workload{}, name, extract); err != nil {
+			return fmt.Errorf("indexing Workloads by %s: %w", name, err)
 		}
-		return uids
-	}); err != nil {
-		return fmt.Errorf("indexing Workloads by owner: %w", err)
 	}
 	return nil
+}
+
+// clustersOf lists the clusters a Workload is placed on, dispatched to or
+// nominated for.
+func clustersOf(wl *kueue.Workload) []string {
+	keys := slices.Clone(wl.Status.NominatedClusterNames)
+	if wl.Status.ClusterName != nil {
+		keys = append(keys, *wl.Status.ClusterName)
+	}
+	if p, err := placementOf(wl); err == nil && p != nil {
+		keys = append(keys, p.Cluster)
+	}
+	slices.Sort(keys)
+	return slices.Compact(keys)
+}
+
+// courierWorkloads lets through the events of Workloads Courier cares
+// about: those it placed, and those with a check of one of its
+// AdmissionChecks. Every other Workload in the cluster is none of its
+// business, and costs it nothing.
+func (r *Reconciler) courierWorkloads() predicate.Predicate {
+	ours := func(o client.Object) bool {
+		wl, ok := o.(*kueue.Workload)
+		if !ok {
+			return false
+		}
+		if _, ok := wl.Annotations[courier.PlacementAnnotation]; ok {
+			return true
+		}
+		for _, c := range wl.Status.AdmissionChecks {
+			if r.isCourierCheck(context.Background(), string(c.Name)) {
+				return true
+			}
+		}
+		return false
+	}
+	return predicate.Funcs{
+		CreateFunc:  func(e event.CreateEvent) bool { return ours(e.Object) },
+		UpdateFunc:  func(e event.UpdateEvent) bool { return ours(e.ObjectNew) || ours(e.ObjectOld) },
+		DeleteFunc:  func(e event.DeleteEvent) bool { return ours(e.Object) },
+		GenericFunc: func(e event.GenericEvent) bool { return ours(e.Object) },
+	}
+}
+
+// isCourierCheck reports whether the named AdmissionCheck is served by
+// Courier, from the cache.
+func (r *Reconciler) isCourierCheck(ctx context.Context, name string) bool {
+	ac := &kueue.AdmissionCheck{}
+	if err := r.client.Get(ctx, client.ObjectKey{Name: name}, ac); err != nil {
+		return false
+	}
+	return ac.Spec.ControllerName == courier.ControllerName
+}
+
+// usabilityChanged lets through the WorkerCluster changes that can change
+// where jobs may go: its connection, the kinds it serves, its labels and
+// its deletion. Status writes that change nothing of that are skipped.
+func usabilityChanged() predicate.Predicate {
+	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+		old, cur := e.ObjectOld.(*courier.WorkerCluster), e.ObjectNew.(*courier.WorkerCluster)
+		active := func(wc *courier.WorkerCluster) [2]string {
+			c := meta.FindStatusCondition(wc.Status.Conditions, courier.WorkerClusterActive)
+			if c == nil {
+				return [2]string{}
+			}
+			return [2]string{string(c.Status), c.Reason}
+		}
+		return active(old) != active(cur) ||
+			!slices.Equal(old.Status.UnavailableKinds, cur.Status.UnavailableKinds) ||
+			!equality.Semantic.DeepEqual(old.Status.DisconnectedSince, cur.Status.DisconnectedSince) ||
+			!equality.Semantic.DeepEqual(old.Labels, cur.Labels) ||
+			!equality.Semantic.DeepEqual(old.DeletionTimestamp, cur.DeletionTimestamp)
+	}}
 }
 
 // workloadsForCluster queues the Workloads a WorkerCluster change may
 // concern: those on or nominated for it, and those waiting for a worker.
 func (r *Reconciler) workloadsForCluster(ctx context.Context, o client.Object) []reconcile.Request {
-	return append(r.listWorkloads(ctx, client.MatchingFields{clustersIndex: o.GetName()}),
-		r.listWorkloads(ctx, client.MatchingFields{clustersIndex: pendingKey})...)
+	reqs := r.listWorkloads(ctx, client.MatchingFields{clustersIndex: o.GetName()})
+	for _, ac := range r.courierChecks(ctx, "") {
+		reqs = append(reqs, r.listWorkloads(ctx, client.MatchingFields{pendingCheckIndex: ac})...)
+	}
+	return reqs
 }
 
-// pendingWorkloads queues the Workloads waiting on an admission check.
-func (r *Reconciler) pendingWorkloads(ctx context.Context, _ client.Object) []reconcile.Request {
-	return r.listWorkloads(ctx, client.MatchingFields{clustersIndex: pendingKey})
+// checkEvents queues, for a change of a Courier AdmissionCheck, the
+// Workloads waiting on it, and for its creation or deletion every Workload
+// that carries it: those it placed go on without it and say so, and say so
+// no more when it is back.
+func (r *Reconciler) checkEvents() handler.TypedEventHandler[client.Object, reconcile.Request] {
+	waiting := handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []reconcile.Request {
+		if o.(*kueue.AdmissionCheck).Spec.ControllerName != courier.ControllerName {
+			return nil
+		}
+		return r.listWorkloads(ctx, client.MatchingFields{pendingCheckIndex: o.GetName()})
+	})
+	carrying := func(ctx context.Context, o client.Object, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+		if o.(*kueue.AdmissionCheck).Spec.ControllerName != courier.ControllerName {
+			return
+		}
+		for _, req := range r.listWorkloads(ctx, client.MatchingFields{checkIndex: o.GetName()}) {
+			q.Add(req)
+		}
+	}
+	return handler.TypedFuncs[client.Object, reconcile.Request]{
+		CreateFunc: func(ctx context.Context, e event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			carrying(ctx, e.Object, q)
+		},
+		UpdateFunc:  waiting.Update,
+		GenericFunc: waiting.Generic,
+		DeleteFunc: func(ctx context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			carrying(ctx, e.Object, q)
+		},
+	}
+}
+
+// workloadsForPolicy queues the Workloads waiting on the AdmissionChecks
+// that name a DispatchPolicy.
+func (r *Reconciler) workloadsForPolicy(ctx context.Context, o client.Object) []reconcile.Request {
+	var reqs []reconcile.Request
+	for _, ac := range r.courierChecks(ctx, o.GetName()) {
+		reqs = append(reqs, r.listWorkloads(ctx, client.MatchingFields{pendingCheckIndex: ac})...)
+	}
+	return reqs
+}
+
+// courierChecks names Courier's AdmissionChecks, those naming policy if it
+// is set.
+func (r *Reconciler) courierChecks(ctx context.Context, policy string) []string {
+	list := &kueue.AdmissionCheckList{}
+	if err := r.client.List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "Listing AdmissionChecks to queue their Workloads")
+		return nil
+	}
+	var names []string
+	for _, ac := range list.Items {
+		if ac.Spec.ControllerName != courier.ControllerName {
+			continue
+		}
+		if policy == "" || (ac.Spec.Parameters != nil && ac.Spec.Parameters.Name == policy) {
+			names = append(names, ac.Name)
+		}
+	}
+	return names
 }
 
 // workloadsForJob queues the Workloads a manager job owns.
@@ -72,7 +226,7 @@ func (r *Reconciler) workloadsForJob(ctx context.Context, o client.Object) []rec
 
 func (r *Reconciler) listWorkloads(ctx context.Context, opts ...client.ListOption) []reconcile.Request {
 	list := &kueue.WorkloadList{}
-	if err := r.client.List(ctx, list, opts...); err != nil {
+	if err := r.client.List(ctx, list, append(opts, client.UnsafeDisableDeepCopy)...); err != nil {
 		// A map function has no caller to return to; the periodic sweep and
 		// the next event catch up.
 		ctrl.LoggerFrom(ctx).Error(err, "Listing Workloads to queue")

@@ -2,9 +2,11 @@ package dispatch
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 
+	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -18,26 +20,71 @@ import (
 	courier "github.com/courierdev/courier/api/v1alpha1"
 	"github.com/courierdev/courier/pkg/adapter"
 	"github.com/courierdev/courier/pkg/cluster"
+	"github.com/courierdev/courier/pkg/placement"
 )
 
 var workloadGVK = kueue.SchemeGroupVersion.WithKind("Workload")
 
-// courierCheck finds Courier's admission check on a Workload and the
-// AdmissionCheck object behind it.
-func (r *Reconciler) courierCheck(ctx context.Context, wl *kueue.Workload) (*kueue.AdmissionCheck, error) {
-	for _, state := range wl.Status.AdmissionChecks {
+// checkRef is Courier's admission check on a Workload: its state, and the
+// AdmissionCheck object behind it, nil when that object is gone.
+type checkRef struct {
+	state *kueue.AdmissionCheckState
+	ac    *kueue.AdmissionCheck
+	// missing names the checks on the Workload whose AdmissionCheck object
+	// does not exist; one of them may have been Courier's.
+	missing []string
+}
+
+// courierCheck finds Courier's admission check on a Workload.
+func (r *Reconciler) courierCheck(ctx context.Context, wl *kueue.Workload) (checkRef, error) {
+	var ref checkRef
+	for i := range wl.Status.AdmissionChecks {
+		state := &wl.Status.AdmissionChecks[i]
 		ac := &kueue.AdmissionCheck{}
 		if err := r.client.Get(ctx, client.ObjectKey{Name: string(state.Name)}, ac); err != nil {
-			if apierrors.IsNotFound(err) {
-				continue
+			if !apierrors.IsNotFound(err) {
+				return ref, fmt.Errorf("getting AdmissionCheck: %w", err)
 			}
-			return nil, fmt.Errorf("getting AdmissionCheck: %w", err)
+			ref.missing = append(ref.missing, string(state.Name))
+			continue
 		}
 		if ac.Spec.ControllerName == courier.ControllerName {
-			return ac, nil
+			return checkRef{state: state, ac: ac}, nil
 		}
 	}
-	return nil, nil
+	return ref, nil
+}
+
+// adopt decides whether a Workload whose Courier AdmissionCheck cannot be
+// found is still Courier's: it is if Courier placed it or holds copies of
+// it. Then the one check whose AdmissionCheck is missing is taken to be
+// Courier's, and the Workload goes on being mirrored and finished.
+func (r *Reconciler) adopt(ctx context.Context, wl *kueue.Workload, ref checkRef, record *Placement) (checkRef, bool, error) {
+	if ref.ac != nil {
+		return ref, true, nil
+	}
+	ours := record != nil
+	if !ours {
+		var err error
+		if ours, err = r.hasCopies(ctx, wl); err != nil {
+			return ref, false, err
+		}
+	}
+	if ours && len(ref.missing) == 1 {
+		ref.state = findCheck(wl, kueue.AdmissionCheckReference(ref.missing[0]))
+	}
+	return ref, ours, nil
+}
+
+// missingMessage reports an AdmissionCheck that is gone.
+func (ref checkRef) missingMessage() string {
+	if ref.ac != nil {
+		return ""
+	}
+	if ref.state != nil {
+		return fmt.Sprintf("AdmissionCheck %q no longer exists; Courier goes on mirroring what runs and dispatches nothing new for this workload. Re-create it to go on.", ref.state.Name)
+	}
+	return "Courier's AdmissionCheck is no longer on this workload; Courier goes on mirroring what runs and dispatches nothing new for it."
 }
 
 // job returns the manager job that owns wl and its adapter. A nil job with
@@ -71,29 +118,44 @@ func (r *Reconciler) job(ctx context.Context, wl *kueue.Workload) (*unstructured
 	return job, a, nil
 }
 
-// jobInfo is the manager job of a Workload: the object, its adapter, and the
+// jobInfo is the manager job of a Workload: the object, its adapter, its
+// name (known from the Workload even when the object is gone), and the
 // objects it needs on a worker besides itself (PodGroups and their core
 // Workloads), read from the manager.
 type jobInfo struct {
 	obj     *unstructured.Unstructured
 	adapter adapter.Adapter
+	name    string
 	deps    []*unstructured.Unstructured
+	// patches are the workers' own RuntimePatches, by cluster.
+	patches map[string]*trainer.TrainingRuntimeSpecPatch
 }
 
 // observe gathers what plan needs, from the manager's cache and the
 // workers' informers.
-func (r *Reconciler) observe(ctx context.Context, wl *kueue.Workload, ac *kueue.AdmissionCheck) (Observed, jobInfo, error) {
+func (r *Reconciler) observe(ctx context.Context, wl *kueue.Workload, ref checkRef, record *Placement) (Observed, jobInfo, error) {
 	o := Observed{
 		Now:               r.now(),
 		Workload:          wl,
+		CheckMissing:      ref.missingMessage(),
+		Placement:         record,
+		Evictions:         evictions(wl),
 		WorkerLostTimeout: r.opts.WorkerLostTimeout,
 		Remotes:           map[string]Remote{},
 		Health:            map[string]Health{},
 	}
-	if state := findCheck(wl, kueue.AdmissionCheckReference(ac.Name)); state != nil {
-		o.Check = *state
+	if ref.state != nil {
+		o.Check, o.HasCheck = *ref.state, true
+	}
+	for _, c := range wl.Status.AdmissionChecks {
+		if (ref.state == nil || c.Name != ref.state.Name) && c.State != kueue.CheckStateReady {
+			o.ChecksNotReady = append(o.ChecksNotReady, string(c.Name))
+		}
 	}
 	var info jobInfo
+	if owner := metav1.GetControllerOf(wl); owner != nil {
+		info.name = owner.Name
+	}
 	job, a, err := r.job(ctx, wl)
 	var rej *adapter.Rejection
 	switch {
@@ -108,9 +170,11 @@ func (r *Reconciler) observe(ctx context.Context, wl *kueue.Workload, ac *kueue.
 			o.Rejection = rej.Message
 		}
 	}
-	info = jobInfo{obj: job, adapter: a}
-	if o.Misconfigured, err = r.misconfiguration(ctx, wl, ac); err != nil {
-		return o, info, err
+	info.obj, info.adapter = job, a
+	if ref.ac != nil {
+		if o.Misconfigured, err = r.misconfiguration(ctx, wl, ref.ac); err != nil {
+			return o, info, err
+		}
 	}
 	if job != nil && o.Misconfigured == "" {
 		if info.deps, o.Misconfigured, err = r.dependencies(ctx, job); err != nil {
@@ -121,33 +185,65 @@ func (r *Reconciler) observe(ctx context.Context, wl *kueue.Workload, ac *kueue.
 	if err != nil {
 		return o, info, err
 	}
-	if o.Misconfigured == "" {
-		names, msg, err := r.policyClusters(ctx, ac, workers)
+	info.patches = map[string]*trainer.TrainingRuntimeSpecPatch{}
+	for name, wc := range workers {
+		if wc.Spec.RuntimePatch != nil {
+			info.patches[name] = wc.Spec.RuntimePatch
+		}
+	}
+	var policy placement.Policy
+	if ref.ac != nil && o.Misconfigured == "" && waitsForWorker(o) {
+		var names []string
+		names, policy, o.Misconfigured, err = r.policyClusters(ctx, ref.ac, workers)
 		if err != nil {
 			return o, info, err
 		}
-		o.Misconfigured = msg
 		for _, name := range names {
-			o.Candidates = append(o.Candidates, Candidate{Name: name, Unusable: r.unusable(wl, name, workers, info, o)})
+			c := Candidate{Name: name}
+			c.Unusable, c.Refuses = r.unusable(wl, name, workers, info, o)
+			o.Candidates = append(o.Candidates, c)
 		}
 	}
-	clusters := sets.New(r.cache.Names()...)
+	clusters := sets.New(r.remotes.Names()...)
+	clusters.Insert(wl.Status.NominatedClusterNames...)
 	if wl.Status.ClusterName != nil {
 		clusters.Insert(*wl.Status.ClusterName)
 	}
+	if record != nil {
+		clusters.Insert(record.Cluster)
+	}
 	for _, name := range sets.List(clusters) {
 		o.Health[name] = r.health(name, workers)
-		remote, err := r.cache.Get(name)
+		remote, err := r.remotes.Get(name)
 		if err != nil {
 			continue
 		}
-		rs, err := r.remoteState(ctx, remote, wl, a)
+		rs, err := r.remoteState(ctx, remote, wl, info)
 		if err != nil {
 			return o, info, fmt.Errorf("reading copies on %s: %w", name, err)
 		}
 		o.Remotes[name] = rs
 	}
+	if len(o.Candidates) > 0 {
+		d := placement.Plan(r.placementInput(wl, info, policy, o, workers))
+		o.Decision = &d
+	}
 	return o, info, nil
+}
+
+// placementOf reads the placement recorded on a manager Workload. A
+// record that does not parse was not written by Courier; it is reported
+// and ignored.
+func placementOf(wl *kueue.Workload) (*Placement, error) {
+	raw, ok := wl.Annotations[courier.PlacementAnnotation]
+	if !ok {
+		return nil, nil
+	}
+	p := &Placement{}
+	if err := json.Unmarshal([]byte(raw), p); err != nil || p.Cluster == "" {
+		return nil, fmt.Errorf("annotation %s=%q is not a placement Courier wrote; remove it", courier.PlacementAnnotation, raw)
+	}
+	return p, nil
 }
 
 // dependencies reads the PodGroups a job's pods name, and the core
@@ -201,21 +297,25 @@ func (r *Reconciler) workerClusters(ctx context.Context) (map[string]*courier.Wo
 	return out, nil
 }
 
-// policyClusters resolves the check's DispatchPolicy to cluster names, or
-// says why it cannot.
-func (r *Reconciler) policyClusters(ctx context.Context, ac *kueue.AdmissionCheck, workers map[string]*courier.WorkerCluster) ([]string, string, error) {
+// policyClusters resolves the check's DispatchPolicy to cluster names and
+// its compiled placement rules, or says why it cannot.
+func (r *Reconciler) policyClusters(ctx context.Context, ac *kueue.AdmissionCheck, workers map[string]*courier.WorkerCluster) ([]string, placement.Policy, string, error) {
 	policy, prob, err := resolvePolicy(ctx, r.client, ac)
 	if err != nil {
-		return nil, "", err
+		return nil, placement.Policy{}, "", err
 	}
 	if prob != nil {
-		return nil, prob.message, nil
+		return nil, placement.Policy{}, prob.message, nil
+	}
+	compiled, err := r.policies.Get(policy)
+	if err != nil {
+		return nil, placement.Policy{}, truncate(fmt.Sprintf("DispatchPolicy %q is not valid: %v; fix it to dispatch.", policy.Name, err), maxNoteLength), nil
 	}
 	names, err := policyMembers(policy, workers)
 	if err != nil {
-		return nil, fmt.Sprintf("DispatchPolicy %q has an invalid clusterSelector: %v.", policy.Name, err), nil
+		return nil, placement.Policy{}, fmt.Sprintf("DispatchPolicy %q has an invalid clusterSelector: %v.", policy.Name, err), nil
 	}
-	return names, "", nil
+	return names, compiled, "", nil
 }
 
 // policyMembers lists, sorted, the clusters a policy names or selects.
@@ -235,101 +335,44 @@ func policyMembers(policy *courier.DispatchPolicy, workers map[string]*courier.W
 	return sets.List(names), nil
 }
 
-// unusable says why a cluster cannot take wl's job now, or "".
-func (r *Reconciler) unusable(wl *kueue.Workload, name string, workers map[string]*courier.WorkerCluster, info jobInfo, o Observed) string {
-	if _, ok := workers[name]; !ok {
-		return "no such WorkerCluster"
+// unusable says why a cluster cannot take wl's job now, or "", and why the
+// job as it is can never go there, or "".
+func (r *Reconciler) unusable(wl *kueue.Workload, name string, workers map[string]*courier.WorkerCluster, info jobInfo, o Observed) (string, string) {
+	wc, ok := workers[name]
+	if !ok {
+		return "no such WorkerCluster", ""
 	}
-	remote, err := r.cache.Get(name)
-	if err != nil {
-		if active := meta.FindStatusCondition(workers[name].Status.Conditions, courier.WorkerClusterActive); active != nil && active.Status != metav1.ConditionTrue {
-			return fmt.Sprintf("not Active (%s)", active.Reason)
+	if wc.DeletionTimestamp != nil {
+		return "its WorkerCluster is being deleted", ""
+	}
+	if info.obj != nil {
+		err := info.adapter.CheckDestination(info.obj, adapter.Destination{Workload: wl.Name, Origin: r.opts.Origin, RuntimePatch: wc.Spec.RuntimePatch})
+		var rej *adapter.Rejection
+		var unsuitable *adapter.Unsuitable
+		switch {
+		case errors.As(err, &unsuitable):
+			return "its runtimePatch breaks Trainer's rules: " + unsuitable.Message, ""
+		case errors.As(err, &rej):
+			return "", rej.Message
 		}
-		return "not connected"
+	}
+	remote, err := r.remotes.Get(name)
+	if err != nil {
+		if active := meta.FindStatusCondition(wc.Status.Conditions, courier.WorkerClusterActive); active != nil && active.Status != metav1.ConditionTrue {
+			return fmt.Sprintf("not Active (%s)", active.Reason), ""
+		}
+		return "not connected", ""
 	}
 	if !remote.Serves(workloadGVK) {
-		return "does not serve Kueue Workloads"
+		return "does not serve Kueue Workloads", ""
 	}
 	if info.adapter != nil && !remote.Serves(info.adapter.GVK()) {
-		return "does not serve " + cluster.KindName(info.adapter.GVK())
+		return "does not serve " + cluster.KindName(info.adapter.GVK()), ""
 	}
 	for _, dep := range info.deps {
 		if !remote.Serves(dep.GroupVersionKind()) {
-			return fmt.Sprintf("does not serve %s, which the job needs for gang scheduling", cluster.KindName(dep.GroupVersionKind()))
+			return fmt.Sprintf("does not serve %s, which the job needs for gang scheduling", cluster.KindName(dep.GroupVersionKind())), ""
 		}
 	}
-	return r.skips.reason(wl.UID, name, o.Now)
-}
-
-// health reports a cluster's connection. A WorkerCluster that no longer
-// exists counts as lost since ever, so its jobs are dispatched again.
-func (r *Reconciler) health(name string, workers map[string]*courier.WorkerCluster) Health {
-	_, err := r.cache.Get(name)
-	wc, ok := workers[name]
-	switch {
-	case err == nil:
-		return Health{Connected: true}
-	case !ok:
-		return Health{DisconnectedSince: &metav1.Time{}}
-	default:
-		return Health{DisconnectedSince: wc.Status.DisconnectedSince}
-	}
-}
-
-// remoteState reads Courier's copies of wl and its job on one worker.
-func (r *Reconciler) remoteState(ctx context.Context, remote *cluster.Remote, wl *kueue.Workload, a adapter.Adapter) (Remote, error) {
-	var rs Remote
-	if remote.Serves(workloadGVK) {
-		copy := &kueue.Workload{}
-		err := remote.Client.Get(ctx, client.ObjectKeyFromObject(wl), copy)
-		switch {
-		case err == nil && isCopyOf(copy, wl):
-			rs.Workload = copy
-		case err == nil:
-			rs.Stale = true
-		case !apierrors.IsNotFound(err):
-			return rs, err
-		}
-	}
-	jobs, err := r.remoteJobs(ctx, remote, wl.Namespace, wl.Name, a)
-	if err != nil {
-		return rs, err
-	}
-	rs.HasJob = len(jobs) > 0
-	return rs, nil
-}
-
-// remoteJobs finds Courier's job copies for a Workload on one worker: of
-// a's kind, or of every kind when a is nil.
-func (r *Reconciler) remoteJobs(ctx context.Context, remote *cluster.Remote, ns, workload string, a adapter.Adapter) ([]*unstructured.Unstructured, error) {
-	var out []*unstructured.Unstructured
-	for _, ad := range r.adapters {
-		if a != nil && ad.GVK() != a.GVK() {
-			continue
-		}
-		items, err := listRemote(ctx, remote, ad.GVK(), client.InNamespace(ns))
-		if err != nil {
-			return nil, err
-		}
-		for i := range items {
-			if adapter.WorkloadName(&items[i]) == workload {
-				out = append(out, &items[i])
-			}
-		}
-	}
-	return out, nil
-}
-
-// listRemote lists the objects of a kind that a worker's origin-filtered
-// informers hold; none if the worker does not serve the kind.
-func listRemote(ctx context.Context, remote *cluster.Remote, gvk schema.GroupVersionKind, opts ...client.ListOption) ([]unstructured.Unstructured, error) {
-	if !remote.Serves(gvk) {
-		return nil, nil
-	}
-	list := &unstructured.UnstructuredList{}
-	list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
-	if err := remote.Client.List(ctx, list, opts...); err != nil {
-		return nil, err
-	}
-	return list.Items, nil
+	return r.skips.reason(wl.UID, name, o.Now), ""
 }

@@ -1,16 +1,13 @@
 package dispatch
 
 import (
-	"cmp"
-	"fmt"
-	"slices"
-	"strings"
 	"time"
+
+	"github.com/courierdev/courier/pkg/adapter"
+	"github.com/courierdev/courier/pkg/placement"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
-
-	courier "github.com/courierdev/courier/api/v1alpha1"
 )
 
 // Observed is what the planner decides on: the manager Workload and what
@@ -18,22 +15,40 @@ import (
 type Observed struct {
 	Now      time.Time
 	Workload *kueue.Workload
-	// Check is Courier's admission check on the Workload.
-	Check kueue.AdmissionCheckState
+	// Check is Courier's admission check on the Workload. HasCheck is false
+	// when the Workload carries none that Courier can write, which happens
+	// only to a workload Courier placed whose check was removed.
+	Check    kueue.AdmissionCheckState
+	HasCheck bool
+	// CheckMissing says, when set, that the AdmissionCheck object behind
+	// Courier's check is gone: nothing new is dispatched, and what runs
+	// goes on.
+	CheckMissing string
+	// ChecksNotReady are the Workload's other admission checks that are not
+	// Ready yet; nothing leaves the manager before they are.
+	ChecksNotReady []string
 	// JobMissing: the Workload's job is gone from the manager.
 	JobMissing bool
 	// Rejection says why the job must not be dispatched, if so.
 	Rejection string
 	// Misconfigured says why nothing may be dispatched for now, if so.
 	Misconfigured string
+	// Placement is the worker Courier recorded for the job, nil if none.
+	Placement *Placement
+	// Evictions is how many times Kueue has evicted the Workload; a
+	// placement recorded at a lower count belongs to an earlier admission.
+	Evictions int32
 	// Candidates are the clusters of the policy, in name order.
 	Candidates []Candidate
+	// Decision is the planner's choice among the candidates, for a
+	// workload not placed yet; nil otherwise.
+	Decision *placement.Decision
 	// Remotes are the copies found on connected clusters, by cluster.
 	Remotes map[string]Remote
-	// Health of every cluster that holds a copy or the dispatched job.
+	// Health of every cluster that holds a copy, is placed, or is known.
 	Health map[string]Health
-	// WorkerLostTimeout is how long a dispatched job's worker may be
-	// unreachable before the job is dispatched again.
+	// WorkerLostTimeout is how long a placed job's worker may be lost
+	// before the job is dispatched again.
 	WorkerLostTimeout time.Duration
 }
 
@@ -42,6 +57,9 @@ type Candidate struct {
 	Name string
 	// Unusable says why the cluster cannot take the job now; empty if it can.
 	Unusable string
+	// Refuses says why the job, as it is, can never go there; empty if it
+	// may. A job every candidate refuses is Rejected.
+	Refuses string
 }
 
 // Remote is what one connected worker holds for the Workload.
@@ -50,8 +68,12 @@ type Remote struct {
 	Workload *kueue.Workload
 	// HasJob: Courier's copy of the job exists.
 	HasJob bool
-	// Stale: a Workload copy of an earlier manager Workload of the same
-	// name is there; it must go.
+	// JobMirrored: the manager job's status already equals the copy's.
+	JobMirrored bool
+	// JobOutcome is how the job copy's status says it ended, if it did.
+	JobOutcome adapter.Outcome
+	// Stale: a copy of an earlier manager Workload of the same name is
+	// there; it must go.
 	Stale bool
 }
 
@@ -59,26 +81,53 @@ func (r Remote) holdsCopies() bool { return r.Workload != nil || r.HasJob || r.S
 
 // Health is a worker's connection, as far as dispatch cares.
 type Health struct {
+	// Connected: Courier can read and write the worker now.
 	Connected bool
-	// DisconnectedSince is set while the worker is lost to network failure.
-	DisconnectedSince *metav1.Time
+	// LostSince is when the worker stopped being a place for work:
+	// unreachable, refusing credentials after being Active, or its
+	// WorkerCluster deleted. A zero time means lost since ever (no such
+	// WorkerCluster). Nil while the worker is usable, and while a first
+	// connection, or one to a worker never Active, is under way.
+	LostSince *metav1.Time
+	// LostReason is the event reason for giving up the worker's jobs, and
+	// LostWhy the words that say why.
+	LostReason, LostWhy string
 }
 
-// Plan is what to do: remote writes first, then one status write on the
-// manager Workload, then events.
+// Placement is a recorded choice of worker for one admission of the
+// Workload, identified by Kueue's eviction count when it was made.
+type Placement struct {
+	Cluster   string `json:"cluster"`
+	Evictions int32  `json:"evictions"`
+}
+
+// Plan is what to do, in this order: mirror the job's status (a final
+// mirror first of all: nothing else happens unless it succeeded), remote
+// creates, the placement record, the job, remote deletes, then one status
+// write on the manager Workload, then events.
 type Plan struct {
-	// Delete lists clusters whose copies (Workload and job) go.
-	Delete []string
-	// Create lists clusters that get a Workload copy.
-	Create []string
-	// CreateJob names the cluster that gets the job, if any. The status
-	// change is applied only once the job exists there.
-	CreateJob string
-	// SyncJob names the cluster whose job status is mirrored, if any.
+	// FinalSync names the cluster whose job copy is read from the worker
+	// itself and mirrored onto the manager's job, which must then show it.
+	FinalSync string
+	// SyncJob names the cluster whose job status is mirrored from the
+	// informer, if any.
 	SyncJob string
 	// ClearJobActivity removes the mirrored activity from the manager's
 	// job once its copies are given up, so that Kueue can release its quota.
 	ClearJobActivity bool
+	// Delete lists clusters whose copies (Workload, job and what the job
+	// needs) go.
+	Delete []string
+	// Create lists clusters that get a Workload copy.
+	Create []string
+	// Record is written to the manager Workload before the job is created.
+	Record *Placement
+	// ClearRecord removes a placement of an earlier admission whose copies
+	// are known to be gone.
+	ClearRecord bool
+	// CreateJob names the cluster that gets the job, if any. The status
+	// change is applied only once the job exists there.
+	CreateJob string
 	// Status is the manager Workload's status change, nil for none.
 	Status *StatusChange
 	// Events are recorded after the status write.
@@ -104,230 +153,72 @@ type Event struct {
 	Type, Reason, Message string
 }
 
-// plan decides the next step for one manager Workload, in this order:
+// plan decides the next step for one manager Workload. The job is placed
+// on exactly one worker per admission, and the choice is recorded before
+// the job is created there, so no later decision, made after a conflict or
+// a restart, can pick another; only manager-side signals end remote work.
 //
-//  1. A finished Workload: remove every copy; a check still Pending turns
-//     Ready, so that no check is left Pending on a finished Workload.
-//  2. A Workload without quota, evicted, deactivated, or whose job is gone:
-//     remove every copy and clear the nomination, and clear the job's
-//     mirrored activity (Kueue frees the quota of an evicted job only once
-//     it is inactive, which a lost worker never reports).
+//  1. A finished Workload: mirror the final job status, then remove every
+//     copy; a check still Pending turns Ready.
+//  2. A Workload evicted, deactivated, without quota, or whose job is gone:
+//     remove every copy Courier can reach, clear the nomination, and clear
+//     the job's mirrored activity so that Kueue can release the quota.
 //  3. A check in Retry or Rejected: wait for Kueue to evict.
-//  4. A job that cannot be dispatched: Rejected.
-//  5. A dispatched Workload (status.clusterName set): remove copies
-//     elsewhere; mirror the job's status; finish the Workload when the
-//     worker finished it; Retry when the worker evicted it, lost it, or has
-//     been unreachable for longer than workerLostTimeout.
-//  6. Otherwise the first copy a worker admitted wins: the others go, the
-//     job is created there, and the check turns Ready naming the cluster.
-//  7. Without a winner, every usable candidate gets a copy and is
-//     nominated; copies on other clusters go.
+//  4. A placement recorded for this admission (or a clusterName without
+//     one, from before records existed): carry it through on that worker
+//     alone (see planPlaced).
+//  5. A placement of an earlier admission: its copies must be gone, or
+//     its worker lost, before anything is dispatched again.
+//  6. Otherwise the job is not placed yet (see planUnplaced).
 func plan(o Observed) Plan {
 	wl := o.Workload
 	switch {
 	case isTrue(wl.Status.Conditions, kueue.WorkloadFinished):
-		p := Plan{Delete: withCopies(o.Remotes, "")}
-		if o.Check.State == kueue.CheckStatePending {
-			p.Status = &StatusChange{State: kueue.CheckStateReady, Message: "The workload finished.", ClusterName: wl.Status.ClusterName}
-		}
-		return p
+		return planFinished(o)
 	case !isTrue(wl.Status.Conditions, kueue.WorkloadQuotaReserved) || isTrue(wl.Status.Conditions, kueue.WorkloadEvicted) ||
 		!isActive(wl) || o.JobMissing:
-		p := Plan{Delete: withCopies(o.Remotes, ""), ClearJobActivity: !o.JobMissing}
-		if len(wl.Status.NominatedClusterNames) > 0 || wl.Status.ClusterName != nil {
-			p.Status = &StatusChange{State: o.Check.State, Message: o.Check.Message}
-		}
-		return p
+		return planEnded(o)
 	case o.Check.State == kueue.CheckStateRetry || o.Check.State == kueue.CheckStateRejected:
 		return Plan{}
-	case o.Rejection != "":
-		return Plan{
-			Delete: withCopies(o.Remotes, ""),
-			Status: &StatusChange{State: kueue.CheckStateRejected, Message: o.Rejection},
-			Events: []Event{{Type: "Warning", Reason: courier.EventRejected, Message: o.Rejection}},
-		}
-	case wl.Status.ClusterName != nil:
-		return planDispatched(o, *wl.Status.ClusterName)
-	case o.Misconfigured != "":
-		p := pending(o, o.Misconfigured, nil, Event{Type: "Warning", Reason: courier.EventMisconfigured, Message: o.Misconfigured})
-		p.Delete = withCopies(o.Remotes, "")
-		return p
 	}
-	if winner := firstAdmitted(o); winner != "" {
-		return planWinner(o, winner)
+	if cluster := livePlacement(o); cluster != "" {
+		return planPlaced(o, cluster)
 	}
-	return planNominate(o)
+	if o.Placement != nil {
+		return planEarlierPlacement(o)
+	}
+	return planUnplaced(o)
 }
 
-func planDispatched(o Observed, cluster string) Plan {
-	p := Plan{Delete: withCopies(o.Remotes, cluster)}
-	h := o.Health[cluster]
-	r := o.Remotes[cluster]
-	retry := func(reason, msg string) Plan {
-		p.Status = &StatusChange{State: kueue.CheckStateRetry, Message: msg, ClusterName: &cluster}
-		p.Events = append(p.Events, Event{Type: "Warning", Reason: reason, Message: msg})
-		return p
-	}
-	switch {
-	case !h.Connected:
-		if h.DisconnectedSince == nil {
-			// Connecting, or a configuration error: the worker may well be
-			// running the job; a person must fix the connection.
-			return p
-		}
-		lostFor := o.Now.Sub(h.DisconnectedSince.Time)
-		if lostFor < o.WorkerLostTimeout {
-			p.RequeueAfter = o.WorkerLostTimeout - lostFor
-			return p
-		}
-		return retry(courier.EventWorkerLost, fmt.Sprintf("Worker %q has been unreachable since %s, longer than workerLostTimeout (%s); dispatching the workload again.",
-			cluster, h.DisconnectedSince.UTC().Format(time.RFC3339), o.WorkerLostTimeout))
-	case r.Workload == nil:
-		return retry(courier.EventRemoteEvicted, fmt.Sprintf("The workload's copy on worker %q is gone; dispatching the workload again.", cluster))
-	}
-	if fin := findCondition(r.Workload.Status.Conditions, kueue.WorkloadFinished); fin != nil && fin.Status == metav1.ConditionTrue {
-		if fin.Reason == kueue.WorkloadFinishedReasonOutOfSync {
-			return retry(courier.EventRemoteEvicted, fmt.Sprintf("Worker %q found its job out of sync with the workload: %s; dispatching the workload again.", cluster, fin.Message))
-		}
-		if r.HasJob {
-			p.SyncJob = cluster
-		}
-		msg := fmt.Sprintf("The workload finished on worker %q.", cluster)
-		p.Status = &StatusChange{
-			State: kueue.CheckStateReady, Message: msg, ClusterName: &cluster,
-			Finished: &metav1.Condition{Type: kueue.WorkloadFinished, Status: metav1.ConditionTrue, Reason: fin.Reason, Message: fin.Message},
-		}
-		p.Events = append(p.Events, Event{Type: "Normal", Reason: courier.EventFinished, Message: msg + " " + fin.Message})
-		return p
-	}
-	if ev := findCondition(r.Workload.Status.Conditions, kueue.WorkloadEvicted); (ev != nil && ev.Status == metav1.ConditionTrue) ||
-		!isTrue(r.Workload.Status.Conditions, kueue.WorkloadQuotaReserved) {
-		why := "it lost its quota reservation"
-		if ev != nil && ev.Status == metav1.ConditionTrue {
-			why = fmt.Sprintf("%s: %s", ev.Reason, ev.Message)
-		}
-		return retry(courier.EventRemoteEvicted, fmt.Sprintf("Worker %q evicted the workload (%s); dispatching the workload again.", cluster, why))
-	}
-	if r.HasJob {
-		p.SyncJob = cluster
-	} else {
-		p.CreateJob = cluster
-	}
-	return p
-}
-
-func planWinner(o Observed, winner string) Plan {
+// waitsForWorker reports whether the workload is admitted on the manager,
+// not placed for this admission, and may be: only then does placement
+// need the candidates.
+func waitsForWorker(o Observed) bool {
 	wl := o.Workload
-	p := Plan{Delete: withCopies(o.Remotes, winner)}
-	if !slices.Contains(wl.Status.NominatedClusterNames, winner) {
-		// Kueue accepts a clusterName only from the nominated clusters.
-		nominated := append(slices.Clone(wl.Status.NominatedClusterNames), winner)
-		slices.Sort(nominated)
-		p.Status = &StatusChange{State: kueue.CheckStatePending, Message: o.Check.Message, Nominated: nominated}
-		p.RequeueAfter = time.Second
-		return p
-	}
-	if !o.Remotes[winner].HasJob {
-		p.CreateJob = winner
-	}
-	msg := fmt.Sprintf("Dispatched to worker %q, whose Kueue admitted the workload.", winner)
-	p.Status = &StatusChange{State: kueue.CheckStateReady, Message: msg, ClusterName: &winner}
-	p.Events = []Event{{Type: "Normal", Reason: courier.EventDispatched, Message: msg}}
-	return p
+	return isTrue(wl.Status.Conditions, kueue.WorkloadQuotaReserved) && !isTrue(wl.Status.Conditions, kueue.WorkloadEvicted) &&
+		!isTrue(wl.Status.Conditions, kueue.WorkloadFinished) && isActive(wl) && !o.JobMissing && livePlacement(o) == ""
 }
 
-func planNominate(o Observed) Plan {
-	var usable, unusable []string
-	for _, c := range o.Candidates {
-		if c.Unusable == "" {
-			usable = append(usable, c.Name)
-		} else {
-			unusable = append(unusable, fmt.Sprintf("%s: %s", c.Name, c.Unusable))
-		}
+// livePlacement returns the worker the job is placed on for the current
+// admission, or "".
+func livePlacement(o Observed) string {
+	if p := o.Placement; p != nil && p.Evictions == o.Evictions {
+		return p.Cluster
 	}
-	var p Plan
-	for cluster, r := range o.Remotes {
-		if r.holdsCopies() && (r.Stale || !slices.Contains(usable, cluster)) {
-			p.Delete = append(p.Delete, cluster)
-		}
+	if o.Placement == nil && o.Workload.Status.ClusterName != nil {
+		return *o.Workload.Status.ClusterName
 	}
-	slices.Sort(p.Delete)
-	if len(usable) == 0 {
-		msg := "No worker can take the workload now."
-		if len(unusable) > 0 {
-			msg = fmt.Sprintf("No worker can take the workload now: %s.", strings.Join(unusable, "; "))
-		}
-		q := pending(o, msg, nil)
-		q.Delete = p.Delete
-		return q
-	}
-	for _, cluster := range usable {
-		if o.Remotes[cluster].Workload == nil {
-			p.Create = append(p.Create, cluster)
-		}
-	}
-	msg := fmt.Sprintf("Waiting for one of the nominated workers (%s) to admit the workload.", strings.Join(usable, ", "))
-	if len(unusable) > 0 {
-		msg += fmt.Sprintf(" Not nominated: %s.", strings.Join(unusable, "; "))
-	}
-	var events []Event
-	if !slices.Equal(o.Workload.Status.NominatedClusterNames, usable) {
-		events = append(events, Event{Type: "Normal", Reason: courier.EventNominated, Message: fmt.Sprintf("Copied the workload to %s.", strings.Join(usable, ", "))})
-	}
-	q := pending(o, msg, usable, events...)
-	q.Delete, q.Create = p.Delete, p.Create
-	return q
+	return ""
 }
 
-// pending keeps the check Pending with msg and the nomination, writing
-// only what changed.
-func pending(o Observed, msg string, nominated []string, events ...Event) Plan {
-	if o.Check.State == kueue.CheckStatePending && o.Check.Message == msg && slices.Equal(o.Workload.Status.NominatedClusterNames, nominated) {
-		return Plan{}
-	}
-	return Plan{
-		Status: &StatusChange{State: kueue.CheckStatePending, Message: msg, Nominated: nominated},
-		Events: events,
-	}
-}
-
-// firstAdmitted returns the connected cluster whose copy was admitted
-// first, ties broken by name, or "".
-func firstAdmitted(o Observed) string {
-	type admitted struct {
-		cluster string
-		at      time.Time
-	}
-	var all []admitted
-	for cluster, r := range o.Remotes {
-		if r.Workload == nil || !o.Health[cluster].Connected || !usable(o.Candidates, cluster) {
-			continue
-		}
-		if c := findCondition(r.Workload.Status.Conditions, kueue.WorkloadAdmitted); c != nil && c.Status == metav1.ConditionTrue {
-			all = append(all, admitted{cluster, c.LastTransitionTime.Time})
+// evictions is Kueue's count of a Workload's evictions, whatever their
+// reason.
+func evictions(wl *kueue.Workload) int32 {
+	var n int32
+	if s := wl.Status.SchedulingStats; s != nil {
+		for _, e := range s.Evictions {
+			n += e.Count
 		}
 	}
-	if len(all) == 0 {
-		return ""
-	}
-	return slices.MinFunc(all, func(a, b admitted) int {
-		return cmp.Or(a.at.Compare(b.at), strings.Compare(a.cluster, b.cluster))
-	}).cluster
-}
-
-func usable(candidates []Candidate, cluster string) bool {
-	i := slices.IndexFunc(candidates, func(c Candidate) bool { return c.Name == cluster })
-	return i >= 0 && candidates[i].Unusable == ""
-}
-
-// withCopies lists, in order, the clusters holding a copy, except keep.
-func withCopies(remotes map[string]Remote, keep string) []string {
-	var out []string
-	for cluster, r := range remotes {
-		if (cluster != keep && r.holdsCopies()) || r.Stale {
-			out = append(out, cluster)
-		}
-	}
-	slices.Sort(out)
-	return out
+	return n
 }

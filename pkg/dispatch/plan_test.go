@@ -1,33 +1,256 @@
 package dispatch
 
 import (
+	"cmp"
+	"errors"
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
+	gocmp "github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
+	courier "github.com/courierdev/courier/api/v1alpha1"
+	"github.com/courierdev/courier/pkg/adapter"
+	"github.com/courierdev/courier/pkg/placement"
 	kueuetesting "github.com/courierdev/courier/pkg/testing/kueue"
 )
 
-func TestPlan(t *testing.T) {
-	t0 := time.Date(2026, 1, 1, 10, 0, 0, 0, time.UTC)
-	now := t0.Add(time.Hour)
-	const check = "courier"
-	local := func() *kueuetesting.WorkloadWrapper {
-		return kueuetesting.MakeWorkload("wl", "ns").UID("uid").ReserveQuota("cq")
-	}
-	copyOf := func() *kueuetesting.WorkloadWrapper {
-		return kueuetesting.MakeWorkload("wl", "ns").ReserveQuota("cq")
-	}
-	both := []Candidate{{Name: "a"}, {Name: "b"}}
-	connected := map[string]Health{"a": {Connected: true}, "b": {Connected: true}}
-	pendingCheck := kueue.AdmissionCheckState{Name: check, State: kueue.CheckStatePending}
-	readyCheck := kueue.AdmissionCheckState{Name: check, State: kueue.CheckStateReady, Message: `Dispatched to worker "a", whose Kueue admitted the workload.`}
+const check = "courier"
 
+var (
+	t0  = time.Date(2026, 1, 1, 10, 0, 0, 0, time.UTC)
+	now = t0.Add(time.Hour)
+
+	both      = []Candidate{{Name: "a"}, {Name: "b"}}
+	connected = map[string]Health{"a": {Connected: true}, "b": {Connected: true}}
+
+	pendingCheck = kueue.AdmissionCheckState{Name: check, State: kueue.CheckStatePending}
+	readyMsg     = `Dispatched to worker "a", whose Kueue admitted the workload.`
+	readyCheck   = kueue.AdmissionCheckState{Name: check, State: kueue.CheckStateReady, Message: readyMsg}
+	retryCheck   = kueue.AdmissionCheckState{Name: check, State: kueue.CheckStateRetry}
+)
+
+func local() *kueuetesting.WorkloadWrapper {
+	return kueuetesting.MakeWorkload("wl", "ns").UID("uid").ReserveQuota("cq")
+}
+
+func copyOf() *kueuetesting.WorkloadWrapper {
+	return kueuetesting.MakeWorkload("wl", "ns").ReserveQuota("cq")
+}
+
+func at(t time.Time) *metav1.Time { return &metav1.Time{Time: t} }
+
+func dispatched(cluster string) *StatusChange {
+	return &StatusChange{State: kueue.CheckStateReady, ClusterName: ptr.To(cluster),
+		Message: `Dispatched to worker "` + cluster + `", whose Kueue admitted the workload.`}
+}
+
+func dispatchedEvent(cluster string) Event {
+	return Event{Type: "Normal", Reason: courier.EventDispatched, Message: `Dispatched to worker "` + cluster + `".`}
+}
+
+func retry(reason, msg string) Plan {
+	return Plan{
+		Status: &StatusChange{State: kueue.CheckStateRetry, Message: msg, ClusterName: ptr.To("a")},
+		Events: []Event{{Type: "Warning", Reason: reason, Message: msg}},
+	}
+}
+
+// The placed rows: a Workload placed on "a" for its current admission.
+func TestPlanPlaced(t *testing.T) {
+	placed := func() *kueuetesting.WorkloadWrapper { return local().ClusterName("a") }
+	running := Remote{Workload: copyOf().Admit(t0).Obj(), HasJob: true, JobMirrored: true}
+	cases := map[string]struct {
+		o    Observed
+		want Plan
+	}{
+		"running, its status mirrored: nothing to do": {
+			o:    Observed{Workload: placed().Obj(), Check: readyCheck, Placement: &Placement{Cluster: "a"}, Health: connected, Remotes: map[string]Remote{"a": running}},
+			want: Plan{},
+		},
+		"running, its status changed: mirror it": {
+			o: Observed{Workload: placed().Obj(), Check: readyCheck, Placement: &Placement{Cluster: "a"}, Health: connected,
+				Remotes: map[string]Remote{"a": {Workload: copyOf().Admit(t0).Obj(), HasJob: true}}},
+			want: Plan{SyncJob: "a"},
+		},
+		"recorded but the job is missing (the create failed): create it, then Ready": {
+			o: Observed{Workload: local().Nominated("a", "b").Obj(), Check: pendingCheck, Placement: &Placement{Cluster: "a"}, Health: connected,
+				Remotes: map[string]Remote{"a": {Workload: copyOf().Admit(t0).Obj()}}},
+			want: Plan{CreateJob: "a", Status: dispatched("a"), Events: []Event{dispatchedEvent("a")}},
+		},
+		"recorded on a, b admitted earlier: the job stays on a, b's copy goes": {
+			o: Observed{Workload: local().Nominated("a", "b").Obj(), Check: pendingCheck, Placement: &Placement{Cluster: "a"}, Health: connected, Candidates: both,
+				Remotes: map[string]Remote{"a": {Workload: copyOf().Admit(t0.Add(time.Second)).Obj(), HasJob: true}, "b": {Workload: copyOf().Admit(t0).Obj()}}},
+			want: Plan{Delete: []string{"b"}, SyncJob: "a", Status: dispatched("a"), Events: []Event{dispatchedEvent("a")}},
+		},
+		"recorded on a, which is out of reach, b admitted: nothing goes to b": {
+			o: Observed{Workload: local().Nominated("a", "b").Obj(), Check: pendingCheck, Placement: &Placement{Cluster: "a"}, Candidates: both,
+				Health:  map[string]Health{"a": {}, "b": {Connected: true}},
+				Remotes: map[string]Remote{"b": {Workload: copyOf().Admit(t0).Obj()}}},
+			want: Plan{Delete: []string{"b"}},
+		},
+		"dispatched before placements were recorded: clusterName is the placement": {
+			o: Observed{Workload: placed().Obj(), Check: readyCheck, Health: connected,
+				Remotes: map[string]Remote{"a": {Workload: copyOf().Admit(t0).Obj(), HasJob: true}, "b": {Workload: copyOf().Obj(), HasJob: true}}},
+			want: Plan{Delete: []string{"b"}, SyncJob: "a"},
+		},
+		"the worker finished it: final status first, then Finished with the worker's reason": {
+			o: Observed{Workload: placed().Obj(), Check: readyCheck, Placement: &Placement{Cluster: "a"}, Health: connected,
+				Remotes: map[string]Remote{"a": {HasJob: true, JobMirrored: true, Workload: copyOf().Admit(t0).
+					Condition(kueue.WorkloadFinished, metav1.ConditionTrue, "Succeeded", t0).Obj()}}},
+			want: Plan{
+				FinalSync: "a",
+				Status: &StatusChange{State: kueue.CheckStateReady, ClusterName: ptr.To("a"), Message: `The workload finished on worker "a".`,
+					Finished: &metav1.Condition{Type: kueue.WorkloadFinished, Status: metav1.ConditionTrue, Reason: "Succeeded", Message: "Succeeded"}},
+				Events: []Event{{Type: "Normal", Reason: "Finished", Message: `The workload finished on worker "a". Succeeded`}},
+			},
+		},
+		"finished so fast the check was still Pending: final status, then Finished and Ready": {
+			o: Observed{Workload: local().Nominated("a").Obj(), Check: pendingCheck, Placement: &Placement{Cluster: "a"}, Health: connected,
+				Remotes: map[string]Remote{"a": {HasJob: true, Workload: copyOf().Admit(t0).
+					Condition(kueue.WorkloadFinished, metav1.ConditionTrue, "Succeeded", t0).Obj()}}},
+			want: Plan{
+				FinalSync: "a",
+				Status: &StatusChange{State: kueue.CheckStateReady, ClusterName: ptr.To("a"), Message: `The workload finished on worker "a".`,
+					Finished: &metav1.Condition{Type: kueue.WorkloadFinished, Status: metav1.ConditionTrue, Reason: "Succeeded", Message: "Succeeded"}},
+				Events: []Event{{Type: "Normal", Reason: "Finished", Message: `The workload finished on worker "a". Succeeded`}},
+			},
+		},
+		"the worker found its job out of sync: Retry": {
+			o: Observed{Workload: placed().Obj(), Check: readyCheck, Placement: &Placement{Cluster: "a"}, Health: connected,
+				Remotes: map[string]Remote{"a": {HasJob: true, Workload: copyOf().Admit(t0).
+					Condition(kueue.WorkloadFinished, metav1.ConditionTrue, kueue.WorkloadFinishedReasonOutOfSync, t0).Obj()}}},
+			want: retry("RemoteEvicted", `Worker "a" found its job out of sync with the workload: OutOfSync; dispatching the workload again.`),
+		},
+		"the worker evicted it: Retry": {
+			o: Observed{Workload: placed().Obj(), Check: readyCheck, Placement: &Placement{Cluster: "a"}, Health: connected,
+				Remotes: map[string]Remote{"a": {HasJob: true, Workload: copyOf().Admit(t0).
+					Condition(kueue.WorkloadEvicted, metav1.ConditionTrue, "Preempted", t0).Obj()}}},
+			want: retry("RemoteEvicted", `Worker "a" evicted the workload (Preempted: Preempted); dispatching the workload again.`),
+		},
+		"the worker's copy vanished: Retry": {
+			o:    Observed{Workload: placed().Obj(), Check: readyCheck, Placement: &Placement{Cluster: "a"}, Health: connected, Remotes: map[string]Remote{}},
+			want: retry("RemoteEvicted", `The workload's copy on worker "a" is gone; dispatching the workload again.`),
+		},
+		"the worker's Workload removed, the job copy says it completed: finished": {
+			o: Observed{Workload: placed().Obj(), Check: readyCheck, Placement: &Placement{Cluster: "a"}, Health: connected,
+				Remotes: map[string]Remote{"a": {HasJob: true, JobOutcome: adapter.Outcome{Finished: true, Message: "done"}}}},
+			want: Plan{
+				FinalSync: "a",
+				Status: &StatusChange{State: kueue.CheckStateReady, ClusterName: ptr.To("a"), Message: `The workload finished on worker "a".`,
+					Finished: &metav1.Condition{Type: kueue.WorkloadFinished, Status: metav1.ConditionTrue, Reason: "Succeeded", Message: "done"}},
+				Events: []Event{{Type: "Normal", Reason: "Finished", Message: `The workload finished on worker "a". done`}},
+			},
+		},
+		"the worker's Workload removed, the job copy says it failed: finished, Failed": {
+			o: Observed{Workload: placed().Obj(), Check: readyCheck, Placement: &Placement{Cluster: "a"}, Health: connected,
+				Remotes: map[string]Remote{"a": {HasJob: true, JobOutcome: adapter.Outcome{Finished: true, Failed: true, Message: "oom"}}}},
+			want: Plan{
+				FinalSync: "a",
+				Status: &StatusChange{State: kueue.CheckStateReady, ClusterName: ptr.To("a"), Message: `The workload finished on worker "a".`,
+					Finished: &metav1.Condition{Type: kueue.WorkloadFinished, Status: metav1.ConditionTrue, Reason: "Failed", Message: "oom"}},
+				Events: []Event{{Type: "Normal", Reason: "Finished", Message: `The workload finished on worker "a". oom`}},
+			},
+		},
+		"the worker's Workload removed while the job runs: Retry": {
+			o: Observed{Workload: placed().Obj(), Check: readyCheck, Placement: &Placement{Cluster: "a"}, Health: connected,
+				Remotes: map[string]Remote{"a": {HasJob: true}}},
+			want: retry("RemoteEvicted", `The workload's copy on worker "a" is gone; dispatching the workload again.`),
+		},
+		"a finished copy being deleted (Kueue's retention) is finished, not lost": {
+			o: Observed{Workload: placed().Obj(), Check: readyCheck, Placement: &Placement{Cluster: "a"}, Health: connected,
+				Remotes: map[string]Remote{"a": {HasJob: true, Workload: copyOf().Admit(t0).Deleting(t0).
+					Condition(kueue.WorkloadFinished, metav1.ConditionTrue, "Succeeded", t0).Obj()}}},
+			want: Plan{
+				FinalSync: "a",
+				Status: &StatusChange{State: kueue.CheckStateReady, ClusterName: ptr.To("a"), Message: `The workload finished on worker "a".`,
+					Finished: &metav1.Condition{Type: kueue.WorkloadFinished, Status: metav1.ConditionTrue, Reason: "Succeeded", Message: "Succeeded"}},
+				Events: []Event{{Type: "Normal", Reason: "Finished", Message: `The workload finished on worker "a". Succeeded`}},
+			},
+		},
+		"the worker's copy is being deleted: Retry": {
+			o: Observed{Workload: placed().Obj(), Check: readyCheck, Placement: &Placement{Cluster: "a"}, Health: connected,
+				Remotes: map[string]Remote{"a": {HasJob: true, Workload: copyOf().Admit(t0).Deleting(t0).Obj()}}},
+			want: retry("RemoteEvicted", `The workload's copy on worker "a" is being deleted; dispatching the workload again.`),
+		},
+		"worker unreachable within the timeout: wait for the rest of it": {
+			o: Observed{Workload: placed().Obj(), Check: readyCheck, Placement: &Placement{Cluster: "a"}, WorkerLostTimeout: 15 * time.Minute, Now: now,
+				Health: map[string]Health{"a": {LostSince: at(now.Add(-10 * time.Minute)), LostReason: "WorkerLost", LostWhy: "has been unreachable"}}},
+			want: Plan{RequeueAfter: 5 * time.Minute},
+		},
+		"worker unreachable past the timeout, counted from the first disconnect: Retry": {
+			o: Observed{Workload: placed().Obj(), Check: readyCheck, Placement: &Placement{Cluster: "a"}, WorkerLostTimeout: 15 * time.Minute, Now: now,
+				Health: map[string]Health{"a": {LostSince: at(t0), LostReason: "WorkerLost", LostWhy: "has been unreachable since 2026-01-01T10:00:00Z"}}},
+			want: retry("WorkerLost", `Worker "a" has been unreachable since 2026-01-01T10:00:00Z, for longer than workerLostTimeout (15m0s); dispatching the workload again.`),
+		},
+		"worker refusing Courier's credentials past the timeout, Active before: Retry with a reason of its own": {
+			o: Observed{Workload: placed().Obj(), Check: readyCheck, Placement: &Placement{Cluster: "a"}, WorkerLostTimeout: time.Minute, Now: now,
+				Health: map[string]Health{"a": {LostSince: at(t0), LostReason: "WorkerUnusable", LostWhy: "has refused Courier's connection (Forbidden) since 2026-01-01T10:00:00Z"}}},
+			want: retry("WorkerUnusable", `Worker "a" has refused Courier's connection (Forbidden) since 2026-01-01T10:00:00Z, for longer than workerLostTimeout (1m0s); dispatching the workload again.`),
+		},
+		"worker connecting, not lost: wait": {
+			o: Observed{Workload: placed().Obj(), Check: readyCheck, Placement: &Placement{Cluster: "a"}, WorkerLostTimeout: time.Minute, Now: now,
+				Health: map[string]Health{"a": {}}},
+			want: Plan{},
+		},
+		"WorkerCluster deleted, within the timeout: the job runs on and is mirrored": {
+			o: Observed{Workload: placed().Obj(), Check: readyCheck, Placement: &Placement{Cluster: "a"}, WorkerLostTimeout: 15 * time.Minute, Now: now,
+				Health:  map[string]Health{"a": {Connected: true, LostSince: at(now.Add(-5 * time.Minute)), LostReason: "WorkerDraining"}},
+				Remotes: map[string]Remote{"a": {Workload: copyOf().Admit(t0).Obj(), HasJob: true}}},
+			want: Plan{SyncJob: "a", RequeueAfter: 10 * time.Minute},
+		},
+		"WorkerCluster deleted, past the timeout: Retry": {
+			o: Observed{Workload: placed().Obj(), Check: readyCheck, Placement: &Placement{Cluster: "a"}, WorkerLostTimeout: 15 * time.Minute, Now: now,
+				Health: map[string]Health{"a": {Connected: true, LostSince: at(t0), LostReason: "WorkerDraining",
+					LostWhy: "has been draining since its WorkerCluster was deleted at 2026-01-01T10:00:00Z"}},
+				Remotes: map[string]Remote{"a": running}},
+			want: retry("WorkerDraining", `Worker "a" has been draining since its WorkerCluster was deleted at 2026-01-01T10:00:00Z, for longer than workerLostTimeout (15m0s); dispatching the workload again.`),
+		},
+		"changed after dispatch in a way the worker refuses: reported, never stopped": {
+			o: Observed{Workload: placed().Obj(), Check: readyCheck, Placement: &Placement{Cluster: "a"}, Health: connected, Rejection: "env is forbidden",
+				Remotes: map[string]Remote{"a": running}},
+			want: Plan{
+				Status: &StatusChange{State: kueue.CheckStateReady, ClusterName: ptr.To("a"), Message: readyMsg +
+					" The job changed after dispatch in a way its worker would refuse; the running copy is kept as it was: env is forbidden"},
+				Events: []Event{{Type: "Warning", Reason: "NotForwarded",
+					Message: "The job changed after dispatch in a way its worker would refuse; the running copy is kept as it was: env is forbidden"}},
+			},
+		},
+		"changed after dispatch, already reported: no write": {
+			o: Observed{Workload: placed().Obj(), Placement: &Placement{Cluster: "a"}, Health: connected, Rejection: "env is forbidden",
+				Check: kueue.AdmissionCheckState{Name: check, State: kueue.CheckStateReady, Message: readyMsg +
+					" The job changed after dispatch in a way its worker would refuse; the running copy is kept as it was: env is forbidden"},
+				Remotes: map[string]Remote{"a": running}},
+			want: Plan{},
+		},
+		"its AdmissionCheck deleted: the job runs on and is reported on": {
+			o: Observed{Workload: placed().Obj(), Check: readyCheck, Placement: &Placement{Cluster: "a"}, Health: connected,
+				CheckMissing: "AdmissionCheck gone.", Remotes: map[string]Remote{"a": {Workload: copyOf().Admit(t0).Obj(), HasJob: true}}},
+			want: Plan{
+				SyncJob: "a",
+				Status:  &StatusChange{State: kueue.CheckStateReady, ClusterName: ptr.To("a"), Message: readyMsg + " AdmissionCheck gone."},
+				Events:  []Event{{Type: "Warning", Reason: "CheckMissing", Message: "AdmissionCheck gone."}},
+			},
+		},
+		"its check removed from the Workload: finished all the same, the check left alone": {
+			o: Observed{Workload: placed().Obj(), Placement: &Placement{Cluster: "a"}, Health: connected, CheckMissing: "gone",
+				Remotes: map[string]Remote{"a": {HasJob: true, Workload: copyOf().Admit(t0).Condition(kueue.WorkloadFinished, metav1.ConditionTrue, "Succeeded", t0).Obj()}}},
+			want: Plan{
+				FinalSync: "a",
+				Status: &StatusChange{ClusterName: ptr.To("a"),
+					Finished: &metav1.Condition{Type: kueue.WorkloadFinished, Status: metav1.ConditionTrue, Reason: "Succeeded", Message: "Succeeded"}},
+				Events: []Event{{Type: "Normal", Reason: "Finished", Message: `The workload finished on worker "a". Succeeded`}},
+			},
+		},
+	}
+	runPlanCases(t, cases)
+}
+
+// The rows of Workloads not placed yet.
+func TestPlanUnplaced(t *testing.T) {
 	cases := map[string]struct {
 		o    Observed
 		want Plan
@@ -37,8 +260,8 @@ func TestPlan(t *testing.T) {
 			want: Plan{
 				Create: []string{"a", "b"},
 				Status: &StatusChange{State: kueue.CheckStatePending, Nominated: []string{"a", "b"},
-					Message: "Waiting for one of the nominated workers (a, b) to admit the workload."},
-				Events: []Event{{Type: "Normal", Reason: "Nominated", Message: "Copied the workload to a, b."}},
+					Message: "Waiting for a nominated worker to admit the workload. Nominated a, b (best 2 of 2)."},
+				Events: []Event{{Type: "Normal", Reason: "Nominated", Message: "Copied the workload to a, b. Nominated a, b (best 2 of 2)."}},
 			},
 		},
 		"an unusable candidate is not nominated and its copy goes": {
@@ -50,183 +273,67 @@ func TestPlan(t *testing.T) {
 			want: Plan{
 				Delete: []string{"b"},
 				Status: &StatusChange{State: kueue.CheckStatePending, Nominated: []string{"a"},
-					Message: "Waiting for one of the nominated workers (a) to admit the workload. Not nominated: b: does not serve TrainJob.v1alpha1.trainer.kubeflow.org."},
-				Events: []Event{{Type: "Normal", Reason: "Nominated", Message: "Copied the workload to a."}},
+					Message: "Waiting for a nominated worker to admit the workload. Nominated a (best of 2). Passed over: b: does not serve TrainJob.v1alpha1.trainer.kubeflow.org."},
+				Events: []Event{{Type: "Normal", Reason: "Nominated", Message: "Copied the workload to a. Nominated a (best of 2). Passed over: b: does not serve TrainJob.v1alpha1.trainer.kubeflow.org."}},
 			},
 		},
 		"no usable worker: Pending with the reasons": {
-			o: Observed{Workload: local().Obj(), Check: pendingCheck,
-				Candidates: []Candidate{{Name: "a", Unusable: "not connected"}}},
-			want: Plan{Status: &StatusChange{State: kueue.CheckStatePending, Message: "No worker can take the workload now: a: not connected."}},
+			o:    Observed{Workload: local().Obj(), Check: pendingCheck, Candidates: []Candidate{{Name: "a", Unusable: "not connected"}}},
+			want: Plan{Status: &StatusChange{State: kueue.CheckStatePending, Message: "No worker can take the workload now. No cluster is eligible. Passed over: a: not connected."}},
 		},
 		"waiting, nothing changed: no writes": {
 			o: Observed{
 				Workload: local().Nominated("a", "b").Obj(), Candidates: both, Health: connected,
-				Check:   kueue.AdmissionCheckState{Name: check, State: kueue.CheckStatePending, Message: "Waiting for one of the nominated workers (a, b) to admit the workload."},
+				Check:   kueue.AdmissionCheckState{Name: check, State: kueue.CheckStatePending, Message: "Waiting for a nominated worker to admit the workload. Nominated a, b (best 2 of 2)."},
 				Remotes: map[string]Remote{"a": {Workload: copyOf().Obj()}, "b": {Workload: copyOf().Obj()}},
 			},
 			want: Plan{},
 		},
-		"both admit: the first admitted wins, the other copy goes": {
+		"both admit: the first admitted wins, is recorded, gets the job; the other copy goes": {
 			o: Observed{
 				Workload: local().Nominated("a", "b").Obj(), Check: pendingCheck, Candidates: both, Health: connected,
-				Remotes: map[string]Remote{
-					"a": {Workload: copyOf().Admit(t0.Add(time.Second)).Obj()},
-					"b": {Workload: copyOf().Admit(t0).Obj()},
-				},
+				Remotes: map[string]Remote{"a": {Workload: copyOf().Admit(t0.Add(time.Second)).Obj()}, "b": {Workload: copyOf().Admit(t0).Obj()}},
 			},
-			want: Plan{
-				Delete:    []string{"a"},
-				CreateJob: "b",
-				Status:    &StatusChange{State: kueue.CheckStateReady, ClusterName: ptr.To("b"), Message: `Dispatched to worker "b", whose Kueue admitted the workload.`},
-				Events:    []Event{{Type: "Normal", Reason: "Dispatched", Message: `Dispatched to worker "b", whose Kueue admitted the workload.`}},
-			},
+			want: Plan{Delete: []string{"a"}, Record: &Placement{Cluster: "b"}, CreateJob: "b", Status: dispatched("b"), Events: []Event{dispatchedEvent("b")}},
 		},
 		"admitted at the same time: ties go by name": {
 			o: Observed{
 				Workload: local().Nominated("a", "b").Obj(), Check: pendingCheck, Candidates: both, Health: connected,
 				Remotes: map[string]Remote{"a": {Workload: copyOf().Admit(t0).Obj()}, "b": {Workload: copyOf().Admit(t0).Obj()}},
 			},
-			want: Plan{
-				Delete:    []string{"b"},
-				CreateJob: "a",
-				Status:    &StatusChange{State: kueue.CheckStateReady, ClusterName: ptr.To("a"), Message: readyCheck.Message},
-				Events:    []Event{{Type: "Normal", Reason: "Dispatched", Message: readyCheck.Message}},
+			want: Plan{Delete: []string{"b"}, Record: &Placement{Cluster: "a"}, CreateJob: "a", Status: dispatched("a"), Events: []Event{dispatchedEvent("a")}},
+		},
+		"a worker that already holds the job wins over an earlier admission elsewhere": {
+			o: Observed{
+				Workload: local().Nominated("a", "b").Obj(), Check: pendingCheck, Candidates: both, Health: connected,
+				Remotes: map[string]Remote{"a": {Workload: copyOf().Admit(t0).Obj()}, "b": {Workload: copyOf().Admit(t0.Add(time.Second)).Obj(), HasJob: true}},
 			},
+			want: Plan{Delete: []string{"a"}, Record: &Placement{Cluster: "b"}, Status: dispatched("b"), Events: []Event{dispatchedEvent("b")}},
+		},
+		"a copy being deleted cannot win": {
+			o: Observed{
+				Workload: local().Nominated("a", "b").Obj(), Check: pendingCheck, Candidates: both, Health: connected,
+				Remotes: map[string]Remote{"a": {Workload: copyOf().Admit(t0).Deleting(t0).Obj()}, "b": {Workload: copyOf().Admit(t0.Add(time.Second)).Obj()}},
+			},
+			want: Plan{Delete: []string{"a"}, Record: &Placement{Cluster: "b"}, CreateJob: "b", Status: dispatched("b"), Events: []Event{dispatchedEvent("b")}},
+		},
+		"the placement records the admission by its eviction count": {
+			o: Observed{
+				Workload: local().Nominated("a").Evicted("Preempted", 2).Obj(), Check: pendingCheck, Candidates: []Candidate{{Name: "a"}}, Health: connected, Evictions: 2,
+				Remotes: map[string]Remote{"a": {Workload: copyOf().Admit(t0).Obj()}},
+			},
+			want: Plan{Record: &Placement{Cluster: "a", Evictions: 2}, CreateJob: "a", Status: dispatched("a"), Events: []Event{dispatchedEvent("a")}},
 		},
 		"a winner not yet nominated is nominated first": {
-			o: Observed{
-				Workload: local().Obj(), Check: pendingCheck, Candidates: both, Health: connected,
-				Remotes: map[string]Remote{"a": {Workload: copyOf().Admit(t0).Obj()}},
-			},
-			want: Plan{
-				Status:       &StatusChange{State: kueue.CheckStatePending, Nominated: []string{"a"}},
-				RequeueAfter: time.Second,
-			},
+			o: Observed{Workload: local().Obj(), Check: pendingCheck, Candidates: both, Health: connected,
+				Remotes: map[string]Remote{"a": {Workload: copyOf().Admit(t0).Obj()}}},
+			want: Plan{Status: &StatusChange{State: kueue.CheckStatePending, Nominated: []string{"a"}}, RequeueAfter: time.Second},
 		},
-		"dispatched and running: mirror the job's status": {
-			o: Observed{
-				Workload: local().ClusterName("a").Obj(), Check: readyCheck, Candidates: both, Health: connected,
-				Remotes: map[string]Remote{"a": {Workload: copyOf().Admit(t0).Obj(), HasJob: true}},
-			},
-			want: Plan{SyncJob: "a"},
-		},
-		"dispatched, the job is missing: create it": {
-			o: Observed{
-				Workload: local().ClusterName("a").Obj(), Check: readyCheck, Candidates: both, Health: connected,
-				Remotes: map[string]Remote{"a": {Workload: copyOf().Admit(t0).Obj()}},
-			},
-			want: Plan{CreateJob: "a"},
-		},
-		"dispatched: a stale copy on another worker goes": {
-			o: Observed{
-				Workload: local().ClusterName("a").Obj(), Check: readyCheck, Candidates: both, Health: connected,
-				Remotes: map[string]Remote{"a": {Workload: copyOf().Admit(t0).Obj(), HasJob: true}, "b": {Workload: copyOf().Obj(), HasJob: true}},
-			},
-			want: Plan{Delete: []string{"b"}, SyncJob: "a"},
-		},
-		"the worker finished it: final status first, then Finished with the worker's reason": {
-			o: Observed{
-				Workload: local().ClusterName("a").Obj(), Check: readyCheck, Health: connected,
-				Remotes: map[string]Remote{"a": {HasJob: true, Workload: copyOf().Admit(t0).
-					Condition(kueue.WorkloadFinished, metav1.ConditionTrue, "Succeeded", t0).Obj()}},
-			},
-			want: Plan{
-				SyncJob: "a",
-				Status: &StatusChange{State: kueue.CheckStateReady, ClusterName: ptr.To("a"), Message: `The workload finished on worker "a".`,
-					Finished: &metav1.Condition{Type: kueue.WorkloadFinished, Status: metav1.ConditionTrue, Reason: "Succeeded", Message: "Succeeded"}},
-				Events: []Event{{Type: "Normal", Reason: "Finished", Message: `The workload finished on worker "a". Succeeded`}},
-			},
-		},
-		"finished on the manager: copies go, the check stays": {
-			o: Observed{
-				Workload: local().ClusterName("a").Condition(kueue.WorkloadFinished, metav1.ConditionTrue, "Succeeded", t0).Obj(),
-				Check:    readyCheck, Health: connected,
-				Remotes: map[string]Remote{"a": {HasJob: true, Workload: copyOf().Obj()}},
-			},
-			want: Plan{Delete: []string{"a"}},
-		},
-		"finished before the check turned Ready: the check is not left Pending": {
-			o: Observed{
-				Workload: local().Nominated("a").Condition(kueue.WorkloadFinished, metav1.ConditionTrue, "Succeeded", t0).Obj(),
-				Check:    pendingCheck, Health: connected,
-			},
-			want: Plan{Status: &StatusChange{State: kueue.CheckStateReady, Message: "The workload finished."}},
-		},
-		"the worker evicted it: Retry": {
-			o: Observed{
-				Workload: local().ClusterName("a").Obj(), Check: readyCheck, Health: connected,
-				Remotes: map[string]Remote{"a": {HasJob: true, Workload: copyOf().Admit(t0).
-					Condition(kueue.WorkloadEvicted, metav1.ConditionTrue, "Preempted", t0).Obj()}},
-			},
-			want: Plan{
-				Status: &StatusChange{State: kueue.CheckStateRetry, ClusterName: ptr.To("a"),
-					Message: `Worker "a" evicted the workload (Preempted: Preempted); dispatching the workload again.`},
-				Events: []Event{{Type: "Warning", Reason: "RemoteEvicted", Message: `Worker "a" evicted the workload (Preempted: Preempted); dispatching the workload again.`}},
-			},
-		},
-		"the worker's copy vanished: Retry": {
-			o: Observed{Workload: local().ClusterName("a").Obj(), Check: readyCheck, Health: connected, Remotes: map[string]Remote{}},
-			want: Plan{
-				Status: &StatusChange{State: kueue.CheckStateRetry, ClusterName: ptr.To("a"), Message: `The workload's copy on worker "a" is gone; dispatching the workload again.`},
-				Events: []Event{{Type: "Warning", Reason: "RemoteEvicted", Message: `The workload's copy on worker "a" is gone; dispatching the workload again.`}},
-			},
-		},
-		"worker unreachable within the timeout: wait for the rest of it": {
-			o: Observed{
-				Workload: local().ClusterName("a").Obj(), Check: readyCheck, WorkerLostTimeout: 15 * time.Minute, Now: now,
-				Health: map[string]Health{"a": {DisconnectedSince: &metav1.Time{Time: now.Add(-10 * time.Minute)}}},
-			},
-			want: Plan{RequeueAfter: 5 * time.Minute},
-		},
-		"worker unreachable past the timeout, counted from the first disconnect: Retry": {
-			o: Observed{
-				Workload: local().ClusterName("a").Obj(), Check: readyCheck, WorkerLostTimeout: 15 * time.Minute, Now: now,
-				Health: map[string]Health{"a": {DisconnectedSince: &metav1.Time{Time: t0}}},
-			},
-			want: Plan{
-				Status: &StatusChange{State: kueue.CheckStateRetry, ClusterName: ptr.To("a"),
-					Message: `Worker "a" has been unreachable since 2026-01-01T10:00:00Z, longer than workerLostTimeout (15m0s); dispatching the workload again.`},
-				Events: []Event{{Type: "Warning", Reason: "WorkerLost",
-					Message: `Worker "a" has been unreachable since 2026-01-01T10:00:00Z, longer than workerLostTimeout (15m0s); dispatching the workload again.`}},
-			},
-		},
-		"worker with a configuration error: no re-dispatch": {
-			o: Observed{
-				Workload: local().ClusterName("a").Obj(), Check: readyCheck, WorkerLostTimeout: time.Minute, Now: now,
-				Health: map[string]Health{"a": {}},
-			},
-			want: Plan{},
-		},
-		"evicted on the manager: every copy goes and the placement is cleared": {
-			o: Observed{
-				Workload: local().ClusterName("a").Condition(kueue.WorkloadEvicted, metav1.ConditionTrue, "Preempted", t0).Obj(),
-				Check:    readyCheck, Health: connected,
-				Remotes: map[string]Remote{"a": {HasJob: true, Workload: copyOf().Obj()}},
-			},
-			want: Plan{Delete: []string{"a"}, ClearJobActivity: true, Status: &StatusChange{State: kueue.CheckStateReady, Message: readyCheck.Message}},
-		},
-		"evicted on the manager while the worker is lost: the job's activity is cleared all the same": {
-			o: Observed{
-				Workload: local().ClusterName("a").Condition(kueue.WorkloadEvicted, metav1.ConditionTrue, "AdmissionCheck", t0).Obj(),
-				Check:    kueue.AdmissionCheckState{Name: check, State: kueue.CheckStatePending},
-				Health:   map[string]Health{"a": {DisconnectedSince: &metav1.Time{Time: t0}}},
-			},
-			want: Plan{ClearJobActivity: true, Status: &StatusChange{State: kueue.CheckStatePending}},
-		},
-		"deactivated: copies go": {
-			o: Observed{
-				Workload: local().Nominated("a").Active(false).Obj(), Check: pendingCheck, Health: connected,
-				Remotes: map[string]Remote{"a": {Workload: copyOf().Obj()}},
-			},
-			want: Plan{Delete: []string{"a"}, ClearJobActivity: true, Status: &StatusChange{State: kueue.CheckStatePending}},
-		},
-		"the job is gone from the manager: copies go": {
-			o: Observed{
-				Workload: local().ClusterName("a").Obj(), Check: readyCheck, JobMissing: true, Health: connected,
-				Remotes: map[string]Remote{"a": {HasJob: true, Workload: copyOf().Obj()}},
-			},
-			want: Plan{Delete: []string{"a"}, Status: &StatusChange{State: kueue.CheckStateReady, Message: readyCheck.Message}},
+		"other admission checks not Ready: nothing leaves the manager": {
+			o: Observed{Workload: local().Nominated("a").Obj(), Check: pendingCheck, Candidates: both, Health: connected, ChecksNotReady: []string{"approval"},
+				Remotes: map[string]Remote{"a": {Workload: copyOf().Obj()}}},
+			want: Plan{Delete: []string{"a"},
+				Status: &StatusChange{State: kueue.CheckStatePending, Message: "Waiting for the admission checks approval to be Ready before dispatching."}},
 		},
 		"a rejected job: Rejected, nothing dispatched": {
 			o: Observed{Workload: local().Obj(), Check: pendingCheck, Candidates: both, Health: connected, Rejection: "set managedBy"},
@@ -235,12 +342,97 @@ func TestPlan(t *testing.T) {
 				Events: []Event{{Type: "Warning", Reason: "Rejected", Message: "set managedBy"}},
 			},
 		},
-		"Retry: wait for Kueue to evict": {
-			o: Observed{
-				Workload: local().ClusterName("a").Obj(), Check: kueue.AdmissionCheckState{Name: check, State: kueue.CheckStateRetry},
-				Health: connected, Remotes: map[string]Remote{"a": {HasJob: true, Workload: copyOf().Obj()}},
+		"the planner nominates one: only it gets a copy, and a look again at the next round": {
+			o: Observed{Workload: local().Obj(), Check: pendingCheck, Candidates: both, Health: connected,
+				Decision: &placement.Decision{Nominate: []string{"b"}, NextRound: time.Minute, ExpiresIn: 10 * time.Minute,
+					Message: "Nominated b (best of 2; 1 more eligible in later rounds)."}},
+			want: Plan{
+				Create: []string{"b"},
+				Status: &StatusChange{State: kueue.CheckStatePending, Nominated: []string{"b"},
+					Message: "Waiting for a nominated worker to admit the workload. Nominated b (best of 2; 1 more eligible in later rounds)."},
+				Events:       []Event{{Type: "Normal", Reason: "Nominated", Message: "Copied the workload to b. Nominated b (best of 2; 1 more eligible in later rounds)."}},
+				RequeueAfter: time.Minute,
 			},
-			want: Plan{},
+		},
+		"a filter failing on one cluster is an event when the nomination changes": {
+			o: Observed{Workload: local().Obj(), Check: pendingCheck, Candidates: both, Health: connected,
+				Decision: &placement.Decision{Nominate: []string{"a"}, Message: "Nominated a (best of 2). Passed over: b: the policy's filter failed: no such key: zone.",
+					Errors: []placement.ClusterError{{Cluster: "b", Err: errors.New("filter: no such key: zone")}}}},
+			want: Plan{
+				Create: []string{"a"},
+				Status: &StatusChange{State: kueue.CheckStatePending, Nominated: []string{"a"},
+					Message: "Waiting for a nominated worker to admit the workload. Nominated a (best of 2). Passed over: b: the policy's filter failed: no such key: zone."},
+				Events: []Event{
+					{Type: "Normal", Reason: "Nominated", Message: "Copied the workload to a. Nominated a (best of 2). Passed over: b: the policy's filter failed: no such key: zone."},
+					{Type: "Warning", Reason: "PlacementError", Message: `Cluster "b" is not eligible: filter: no such key: zone.`},
+				},
+			},
+		},
+		"a copy admitted on a cluster the planner no longer nominates does not win, and goes": {
+			o: Observed{Workload: local().Nominated("a", "b").Obj(), Check: pendingCheck, Candidates: both, Health: connected,
+				Decision: &placement.Decision{Nominate: []string{"b"}, Message: "Nominated b (best of 2). Passed over: a: filtered out by the policy's filter."},
+				Remotes:  map[string]Remote{"a": {Workload: copyOf().Admit(t0).Obj()}, "b": {Workload: copyOf().Obj()}}},
+			want: Plan{
+				Delete: []string{"a"},
+				Status: &StatusChange{State: kueue.CheckStatePending, Nominated: []string{"b"},
+					Message: "Waiting for a nominated worker to admit the workload. Nominated b (best of 2). Passed over: a: filtered out by the policy's filter."},
+				Events: []Event{{Type: "Normal", Reason: "Nominated", Message: "Copied the workload to b. Nominated b (best of 2). Passed over: a: filtered out by the policy's filter."}},
+			},
+		},
+		"no worker's quota could ever hold it: Rejected, saying why": {
+			o: Observed{Workload: local().Nominated("a").Obj(), Check: pendingCheck, Candidates: both, Health: connected,
+				Decision: &placement.Decision{Impossible: true, Message: "No cluster could ever hold the workload. Passed over: a: too small; b: too small."},
+				Remotes:  map[string]Remote{"a": {Workload: copyOf().Obj()}}},
+			want: Plan{
+				Delete: []string{"a"},
+				Status: &StatusChange{State: kueue.CheckStateRejected,
+					Message: "No worker's quota could ever hold the whole workload. No cluster could ever hold the workload. Passed over: a: too small; b: too small."},
+				Events: []Event{{Type: "Warning", Reason: "NoCapacity",
+					Message: "No worker's quota could ever hold the whole workload. No cluster could ever hold the workload. Passed over: a: too small; b: too small."}},
+			},
+		},
+		"waited longer than maxWaitTime, none admitted: Retry with the reasons": {
+			o: Observed{Workload: local().Nominated("a").Obj(), Check: pendingCheck, Candidates: both, Health: connected,
+				Decision: &placement.Decision{Expired: true, Nominate: []string{"a"}, Message: "Waited longer than maxWaitTime (5m0s). Nominated a (best of 2)."},
+				Remotes:  map[string]Remote{"a": {Workload: copyOf().Obj()}}},
+			want: Plan{
+				Delete: []string{"a"},
+				Status: &StatusChange{State: kueue.CheckStateRetry,
+					Message: "No worker admitted the workload within the policy's maxWaitTime; requeueing it. Waited longer than maxWaitTime (5m0s). Nominated a (best of 2)."},
+				Events: []Event{{Type: "Warning", Reason: "WaitedTooLong",
+					Message: "No worker admitted the workload within the policy's maxWaitTime; requeueing it. Waited longer than maxWaitTime (5m0s). Nominated a (best of 2)."}},
+			},
+		},
+		"waited longer than maxWaitTime, but admitted just now: it is dispatched": {
+			o: Observed{Workload: local().Nominated("a").Obj(), Check: pendingCheck, Candidates: both, Health: connected,
+				Decision: &placement.Decision{Expired: true, Nominate: []string{"a"}},
+				Remotes:  map[string]Remote{"a": {Workload: copyOf().Admit(t0).Obj()}}},
+			want: Plan{Record: &Placement{Cluster: "a"}, CreateJob: "a", Status: dispatched("a"), Events: []Event{dispatchedEvent("a")}},
+		},
+		"a worker that refuses the job as it is is not nominated": {
+			o: Observed{Workload: local().Obj(), Check: pendingCheck, Health: connected,
+				Candidates: []Candidate{{Name: "a", Refuses: "no room for the worker's runtimePatch"}, {Name: "b"}}},
+			want: Plan{
+				Create: []string{"b"},
+				Status: &StatusChange{State: kueue.CheckStatePending, Nominated: []string{"b"},
+					Message: "Waiting for a nominated worker to admit the workload. Nominated b (best of 2). Passed over: a: no room for the worker's runtimePatch."},
+				Events: []Event{{Type: "Normal", Reason: "Nominated", Message: "Copied the workload to b. Nominated b (best of 2). Passed over: a: no room for the worker's runtimePatch."}},
+			},
+		},
+		"every worker refuses the job as it is: Rejected, saying why for each": {
+			o: Observed{Workload: local().Nominated("a").Obj(), Check: pendingCheck, Health: connected,
+				Candidates: []Candidate{{Name: "a", Refuses: "full"}, {Name: "b", Refuses: "full too"}},
+				Remotes:    map[string]Remote{"a": {Workload: copyOf().Obj()}}},
+			want: Plan{
+				Delete: []string{"a"},
+				Status: &StatusChange{State: kueue.CheckStateRejected, Message: "No worker can ever take the job as it is: a: full; b: full too"},
+				Events: []Event{{Type: "Warning", Reason: "Rejected", Message: "No worker can ever take the job as it is: a: full; b: full too"}},
+			},
+		},
+		"its AdmissionCheck deleted before placement: Pending with why, copies kept, nothing new": {
+			o: Observed{Workload: local().Nominated("a").Obj(), Check: pendingCheck, Health: connected, CheckMissing: "AdmissionCheck gone.",
+				Remotes: map[string]Remote{"a": {Workload: copyOf().Admit(t0).Obj()}}},
+			want: Plan{Status: &StatusChange{State: kueue.CheckStatePending, Message: "AdmissionCheck gone.", Nominated: []string{"a"}}},
 		},
 		"a misconfigured ClusterQueue: Pending with the reason, no copies": {
 			o: Observed{Workload: local().Nominated("a").Obj(), Check: pendingCheck, Misconfigured: "remove one check",
@@ -252,24 +444,158 @@ func TestPlan(t *testing.T) {
 			},
 		},
 		"a stale copy of an earlier Workload goes, a fresh one replaces it": {
-			o: Observed{
-				Workload: local().Nominated("a").Obj(), Check: pendingCheck, Candidates: []Candidate{{Name: "a"}}, Health: connected,
-				Remotes: map[string]Remote{"a": {Stale: true}},
-			},
+			o: Observed{Workload: local().Nominated("a").Obj(), Check: pendingCheck, Candidates: []Candidate{{Name: "a"}}, Health: connected,
+				Remotes: map[string]Remote{"a": {Stale: true}}},
 			want: Plan{
 				Delete: []string{"a"},
 				Create: []string{"a"},
-				Status: &StatusChange{State: kueue.CheckStatePending, Nominated: []string{"a"}, Message: "Waiting for one of the nominated workers (a) to admit the workload."},
+				Status: &StatusChange{State: kueue.CheckStatePending, Nominated: []string{"a"}, Message: "Waiting for a nominated worker to admit the workload. Nominated a (best of 1)."},
+			},
+		},
+		"Retry: wait for Kueue to evict": {
+			o: Observed{Workload: local().ClusterName("a").Obj(), Check: retryCheck, Health: connected,
+				Remotes: map[string]Remote{"a": {HasJob: true, Workload: copyOf().Obj()}}},
+			want: Plan{},
+		},
+	}
+	runPlanCases(t, cases)
+}
+
+// The rows of Workloads that finished, ended on the manager, or come back
+// after an eviction.
+func TestPlanEnds(t *testing.T) {
+	earlier := func() *kueuetesting.WorkloadWrapper { return local().Evicted("Preempted", 1) }
+	cases := map[string]struct {
+		o    Observed
+		want Plan
+	}{
+		"finished, the final status already on the manager: the copies go": {
+			o: Observed{Workload: local().ClusterName("a").Condition(kueue.WorkloadFinished, metav1.ConditionTrue, "Succeeded", t0).Obj(),
+				Check: readyCheck, Placement: &Placement{Cluster: "a"}, Health: connected,
+				Remotes: map[string]Remote{"a": {HasJob: true, JobMirrored: true, Workload: copyOf().Obj()}, "b": {Workload: copyOf().Obj()}}},
+			want: Plan{Delete: []string{"a", "b"}},
+		},
+		"finished by the manager's Kueue before the final status arrived: mirror it, then the copies go": {
+			o: Observed{Workload: local().ClusterName("a").Condition(kueue.WorkloadFinished, metav1.ConditionTrue, "Succeeded", t0).Obj(),
+				Check: readyCheck, Placement: &Placement{Cluster: "a"}, Health: connected,
+				Remotes: map[string]Remote{"a": {HasJob: true, Workload: copyOf().Obj()}}},
+			want: Plan{FinalSync: "a", Delete: []string{"a"}},
+		},
+		"finished before the check turned Ready: the check is not left Pending": {
+			o: Observed{Workload: local().Nominated("a").Condition(kueue.WorkloadFinished, metav1.ConditionTrue, "Succeeded", t0).Obj(),
+				Check: pendingCheck, Health: connected},
+			want: Plan{Status: &StatusChange{State: kueue.CheckStateReady, Message: "The workload finished."}},
+		},
+		"evicted on the manager: every copy goes, the job's activity is cleared": {
+			o: Observed{Workload: local().ClusterName("a").Condition(kueue.WorkloadEvicted, metav1.ConditionTrue, "Preempted", t0).Obj(),
+				Check: readyCheck, Placement: &Placement{Cluster: "a"}, Health: connected,
+				Remotes: map[string]Remote{"a": {HasJob: true, Workload: copyOf().Obj()}}},
+			want: Plan{Delete: []string{"a"}, ClearJobActivity: true, Status: &StatusChange{State: kueue.CheckStateReady, Message: readyMsg}},
+		},
+		"evicted, the copies gone: the placement is cleared": {
+			o: Observed{Workload: local().Condition(kueue.WorkloadEvicted, metav1.ConditionTrue, "Preempted", t0).Obj(),
+				Check: pendingCheck, Placement: &Placement{Cluster: "a"}, Health: connected},
+			want: Plan{ClearJobActivity: true, ClearRecord: true},
+		},
+		"evicted while its worker is out of reach: the activity is cleared, the placement kept": {
+			o: Observed{Workload: local().Condition(kueue.WorkloadEvicted, metav1.ConditionTrue, "AdmissionCheck", t0).Obj(),
+				Check: pendingCheck, Placement: &Placement{Cluster: "a"}, WorkerLostTimeout: time.Hour, Now: now,
+				Health: map[string]Health{"a": {LostSince: at(now.Add(-time.Minute))}}},
+			want: Plan{ClearJobActivity: true},
+		},
+		"deactivated: copies go": {
+			o: Observed{Workload: local().Nominated("a").Active(false).Obj(), Check: pendingCheck, Health: connected,
+				Remotes: map[string]Remote{"a": {Workload: copyOf().Obj()}}},
+			want: Plan{Delete: []string{"a"}, ClearJobActivity: true, Status: &StatusChange{State: kueue.CheckStatePending}},
+		},
+		"the job is gone from the manager: copies go": {
+			o: Observed{Workload: local().ClusterName("a").Obj(), Check: readyCheck, JobMissing: true, Health: connected,
+				Remotes: map[string]Remote{"a": {HasJob: true, Workload: copyOf().Obj()}}},
+			want: Plan{Delete: []string{"a"}, Status: &StatusChange{State: kueue.CheckStateReady, Message: readyMsg}},
+		},
+		"admitted again, the earlier admission's copies still on their worker: they go first": {
+			o: Observed{Workload: earlier().Nominated("a").Obj(), Check: pendingCheck, Placement: &Placement{Cluster: "a"}, Evictions: 1,
+				Candidates: both, Health: connected, Remotes: map[string]Remote{"a": {HasJob: true, Workload: copyOf().Admit(t0).Obj()}}},
+			want: Plan{Delete: []string{"a"},
+				Status: &StatusChange{State: kueue.CheckStatePending, Message: `Removing the copies an earlier admission left on worker "a" before dispatching again.`}},
+		},
+		"admitted again, the earlier copies gone: the placement is cleared and the workload nominated": {
+			o: Observed{Workload: earlier().Obj(), Check: pendingCheck, Placement: &Placement{Cluster: "a"}, Evictions: 1, Candidates: both, Health: connected},
+			want: Plan{
+				ClearRecord: true,
+				Create:      []string{"a", "b"},
+				Status: &StatusChange{State: kueue.CheckStatePending, Nominated: []string{"a", "b"},
+					Message: "Waiting for a nominated worker to admit the workload. Nominated a, b (best 2 of 2)."},
+				Events: []Event{{Type: "Normal", Reason: "Nominated", Message: "Copied the workload to a, b. Nominated a, b (best 2 of 2)."}},
+			},
+		},
+		"admitted again while the earlier worker is out of reach: nothing is dispatched until it is back or lost": {
+			o: Observed{Workload: earlier().Obj(), Check: pendingCheck, Placement: &Placement{Cluster: "a"}, Evictions: 1, Candidates: []Candidate{{Name: "b"}},
+				WorkerLostTimeout: 15 * time.Minute, Now: now,
+				Health: map[string]Health{"a": {LostSince: at(now.Add(-5 * time.Minute))}, "b": {Connected: true}}},
+			want: Plan{
+				Status: &StatusChange{State: kueue.CheckStatePending,
+					Message: `Worker "a" held this workload before it was evicted and is out of reach; it may still run the job, so nothing is dispatched until it is back or counts as lost.`},
+				Events: []Event{{Type: "Warning", Reason: "WaitingForWorker",
+					Message: `Worker "a" held this workload before it was evicted and is out of reach; it may still run the job, so nothing is dispatched until it is back or counts as lost.`}},
+				RequeueAfter: 10 * time.Minute,
+			},
+		},
+		"admitted again after the earlier worker was lost: dispatched elsewhere": {
+			o: Observed{Workload: earlier().Obj(), Check: pendingCheck, Placement: &Placement{Cluster: "a"}, Evictions: 1, Candidates: []Candidate{{Name: "b"}},
+				WorkerLostTimeout: 15 * time.Minute, Now: now,
+				Health: map[string]Health{"a": {LostSince: at(t0)}, "b": {Connected: true}}},
+			want: Plan{
+				ClearRecord: true,
+				Create:      []string{"b"},
+				Status: &StatusChange{State: kueue.CheckStatePending, Nominated: []string{"b"},
+					Message: "Waiting for a nominated worker to admit the workload. Nominated b (best of 1)."},
+				Events: []Event{{Type: "Normal", Reason: "Nominated", Message: "Copied the workload to b. Nominated b (best of 1)."}},
+			},
+		},
+		"admitted again after the earlier worker's WorkerCluster went: dispatched elsewhere": {
+			o: Observed{Workload: earlier().Obj(), Check: pendingCheck, Placement: &Placement{Cluster: "a"}, Evictions: 1, Candidates: []Candidate{{Name: "b"}},
+				WorkerLostTimeout: 15 * time.Minute, Now: now,
+				Health: map[string]Health{"a": {LostSince: &metav1.Time{}}, "b": {Connected: true}}},
+			want: Plan{
+				ClearRecord: true,
+				Create:      []string{"b"},
+				Status: &StatusChange{State: kueue.CheckStatePending, Nominated: []string{"b"},
+					Message: "Waiting for a nominated worker to admit the workload. Nominated b (best of 1)."},
+				Events: []Event{{Type: "Normal", Reason: "Nominated", Message: "Copied the workload to b. Nominated b (best of 1)."}},
 			},
 		},
 	}
+	runPlanCases(t, cases)
+}
+
+// allAtOnce is the planner's decision for an AllAtOnce policy over the
+// candidates, whose capacity is unknown.
+func allAtOnce(o Observed) *placement.Decision {
+	in := placement.Input{Policy: placement.Policy{Strategy: courier.AllAtOnce}, Now: o.Now, Started: o.Now, Nominated: o.Workload.Status.NominatedClusterNames}
+	for _, c := range o.Candidates {
+		in.Clusters = append(in.Clusters, placement.Cluster{Name: c.Name, Unusable: cmp.Or(c.Refuses, c.Unusable)})
+	}
+	d := placement.Plan(in)
+	return &d
+}
+
+func runPlanCases(t *testing.T, cases map[string]struct {
+	o    Observed
+	want Plan
+}) {
+	t.Helper()
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			if tc.o.Remotes == nil {
 				tc.o.Remotes = map[string]Remote{}
 			}
+			tc.o.HasCheck = tc.o.Check.Name != ""
+			if tc.o.Decision == nil && len(tc.o.Candidates) > 0 {
+				tc.o.Decision = allAtOnce(tc.o)
+			}
 			got := plan(tc.o)
-			if diff := cmp.Diff(tc.want, got, cmpopts.EquateEmpty(), cmpopts.IgnoreFields(metav1.Condition{}, "LastTransitionTime")); diff != "" {
+			if diff := gocmp.Diff(tc.want, got, cmpopts.EquateEmpty(), cmpopts.IgnoreFields(metav1.Condition{}, "LastTransitionTime")); diff != "" {
 				t.Errorf("plan() mismatch (-want +got):\n%s", diff)
 			}
 		})

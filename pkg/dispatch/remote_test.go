@@ -14,15 +14,22 @@ func TestRemoteWorkload(t *testing.T) {
 		local *kueue.Workload
 		want  *kueue.Workload
 	}{
-		"metadata subset, spec, origin, manager UID and finalizer; no owner, status or job UID": {
+		"metadata subset, spec, origin, manager UID and admission; no owner, status, job UID or finalizer": {
 			local: kueuetesting.MakeWorkload("wl", "ns").UID("uid-1").Queue("lq").
 				Label("team", "a").Label("kueue.x-k8s.io/job-uid", "job-uid").
 				Owner("trainer.kubeflow.org/v1alpha1", "TrainJob", "tj", "job-uid").
 				ReserveQuota("cq").ClusterName("w1").Obj(),
 			want: func() *kueue.Workload {
 				wl := kueuetesting.MakeWorkload("wl", "ns").Queue("lq").Label("team", "a").Label("courier.dev/origin", "org").Obj()
-				wl.Annotations = map[string]string{"courier.dev/manager-workload-uid": "uid-1"}
-				wl.Finalizers = []string{"courier.dev/dispatcher"}
+				wl.Annotations = map[string]string{"courier.dev/manager-workload-uid": "uid-1", "courier.dev/admission": "0"}
+				return wl
+			}(),
+		},
+		"after two evictions, the copy says it is for the third admission": {
+			local: kueuetesting.MakeWorkload("wl", "ns").UID("uid-1").Queue("lq").Evicted("Preempted", 1).Evicted("Deactivated", 1).Obj(),
+			want: func() *kueue.Workload {
+				wl := kueuetesting.MakeWorkload("wl", "ns").Queue("lq").Label("courier.dev/origin", "org").Obj()
+				wl.Annotations = map[string]string{"courier.dev/manager-workload-uid": "uid-1", "courier.dev/admission": "2"}
 				return wl
 			}(),
 		},
@@ -43,6 +50,30 @@ func TestRemoteWorkload(t *testing.T) {
 			}
 			if _, ok := tc.local.Labels["courier.dev/origin"]; ok {
 				t.Error("remoteWorkload() modified its input")
+			}
+		})
+	}
+}
+
+func TestOfEarlierAdmission(t *testing.T) {
+	cases := map[string]struct {
+		annotation string
+		evictions  int32
+		want       bool
+	}{
+		"made for this admission":          {annotation: "1", evictions: 1},
+		"made before the last eviction":    {annotation: "0", evictions: 1, want: true},
+		"made before admissions were kept": {evictions: 3},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			wl := kueuetesting.MakeWorkload("wl", "ns").Evicted("Preempted", tc.evictions).Obj()
+			copy := kueuetesting.MakeWorkload("wl", "ns").Obj()
+			if tc.annotation != "" {
+				copy.Annotations = map[string]string{"courier.dev/admission": tc.annotation}
+			}
+			if got := ofEarlierAdmission(copy, wl); got != tc.want {
+				t.Errorf("ofEarlierAdmission() = %v, want %v", got, tc.want)
 			}
 		})
 	}

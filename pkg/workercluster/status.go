@@ -18,10 +18,16 @@ import (
 //   - Active is True when connected, False with the error's reason when a
 //     connection failed, and Unknown while the first attempt is under way.
 //   - disconnectedSince is set by the first network loss and kept through
-//     retries; configuration errors neither set nor clear it, because they
-//     call for a person, not for moving jobs away (kueue#13238).
+//     retries. A configuration error (an expired token, an RBAC change, a
+//     lost Secret) sets it too, but only on a worker that has been Active:
+//     that worker may hold jobs nobody can see any more, and they follow
+//     the lost-worker policy. A worker never Active holds none, and is left
+//     to a person without moving anything (kueue#13238).
 //   - KindsAvailable and unavailableKinds are known only while connected;
 //     otherwise the last observation stands.
+//   - capacity and capacitySummary are the state's Capacity, while
+//     connected. Without one (not connected, or a change the reconciler
+//     holds back), the last written stands.
 func computeStatus(old courier.WorkerClusterStatus, generation int64, s cluster.State, now time.Time) courier.WorkerClusterStatus {
 	st := *old.DeepCopy()
 	st.ObservedGeneration = generation
@@ -41,13 +47,16 @@ func computeStatus(old courier.WorkerClusterStatus, generation int64, s cluster.
 		st.DisconnectedSince = nil
 		st.KubernetesVersion = s.KubernetesVersion
 		st.UnavailableKinds = s.UnavailableKinds
+		if s.Capacity != nil {
+			st.Capacity, st.CapacitySummary = s.Capacity.Resources, s.Capacity.Summary
+		}
 		meta.SetStatusCondition(&st.Conditions, kindsCondition(s.UnavailableKinds, generation, at))
 	case s.Err != nil:
 		active.Status, active.Reason, active.Message = metav1.ConditionFalse, s.Err.Reason, s.Err.Message
-		st.ConnectedSince = nil
-		if !s.Err.IsConfiguration() && st.DisconnectedSince == nil {
+		if st.DisconnectedSince == nil && (!s.Err.IsConfiguration() || beenActive(old)) {
 			st.DisconnectedSince = &since
 		}
+		st.ConnectedSince = nil
 	default:
 		active.Status, active.Reason = metav1.ConditionUnknown, courier.ReasonConnecting
 		active.Message = "Connecting to the worker's API server."
@@ -68,6 +77,13 @@ func kindsCondition(missing []string, generation int64, at metav1.Time) metav1.C
 	c.Message = fmt.Sprintf("The worker does not serve %s; jobs of these kinds go to other workers. Install their CRDs on the worker to use it for them.",
 		strings.Join(missing, ", "))
 	return c
+}
+
+// beenActive reports whether the worker has ever been Active: its version
+// is recorded on the first connection and kept, through restarts of
+// Courier too, which show it Connecting for a moment.
+func beenActive(s courier.WorkerClusterStatus) bool {
+	return s.KubernetesVersion != "" || wasActive(s)
 }
 
 func wasActive(s courier.WorkerClusterStatus) bool {

@@ -32,7 +32,7 @@ func StartCourierAndConfigure(ctx context.Context, env *Env, logf func(string, .
 	if err := env.Configure(ctx); err != nil {
 		return err
 	}
-	ports, err := framework.FreePorts(1)
+	ports, err := framework.FreePorts(2)
 	if err != nil {
 		return err
 	}
@@ -41,11 +41,13 @@ func StartCourierAndConfigure(ctx context.Context, env *Env, logf func(string, .
 		return err
 	}
 	logf("Installing Courier's chart on %s, all but its Deployment", env.Manager)
-	// A process has no Service to be probed through: health on a free
-	// loopback port, metrics off.
+	// A process has no Service to be probed or scraped through: health and
+	// metrics on free loopback ports, the metrics one recorded in the state
+	// file for benchmarks to find.
+	metrics := fmt.Sprintf("127.0.0.1:%d", ports[1])
 	config, err := env.installChart(ctx, c,
 		fmt.Sprintf("configuration.health.bindAddress=127.0.0.1:%d", ports[0]),
-		"configuration.metrics.bindAddress=0")
+		"configuration.metrics.bindAddress="+metrics)
 	if err != nil {
 		return err
 	}
@@ -60,6 +62,9 @@ func StartCourierAndConfigure(ctx context.Context, env *Env, logf func(string, .
 	logf("Starting Courier on %s as ServiceAccount %s/%s", env.Manager, CourierNamespace, chartServiceAccount)
 	proc, err := env.StartCourier(config, kubeconfig)
 	if err != nil {
+		return err
+	}
+	if err := env.recordCourierMetrics(metrics); err != nil {
 		return err
 	}
 	err = wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {

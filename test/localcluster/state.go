@@ -14,6 +14,10 @@ type State struct {
 	Clusters []string `json:"clusters"`
 	// Processes are the processes Up started besides kwokctl's own.
 	Processes []*Process `json:"processes"`
+	// CourierMetrics is the loopback host:port where Courier serves its
+	// Prometheus metrics, at /metrics over plain HTTP; empty until Courier
+	// is started. Benchmarks read it (courier-bench stack).
+	CourierMetrics string `json:"courierMetrics,omitempty"`
 }
 
 func statePath(dir string) string { return filepath.Join(dir, "state.json") }
@@ -44,4 +48,27 @@ func (s *State) save(dir string) error {
 		return fmt.Errorf("writing state: %w", err)
 	}
 	return nil
+}
+
+// recordCourierMetrics saves where Courier serves its metrics.
+func (e *Env) recordCourierMetrics(addr string) error {
+	state, err := LoadState(e.Dir)
+	if err != nil {
+		return err
+	}
+	state.CourierMetrics = addr
+	return state.save(e.Dir)
+}
+
+// CourierMetricsURL returns the URL of the Prometheus metrics of the
+// environment's Courier.
+func (e *Env) CourierMetricsURL() (string, error) {
+	state, err := LoadState(e.Dir)
+	if err != nil {
+		return "", err
+	}
+	if state.CourierMetrics == "" {
+		return "", fmt.Errorf("no metrics address of Courier in %s; was Courier started?", statePath(e.Dir))
+	}
+	return "http://" + state.CourierMetrics + "/metrics", nil
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -43,13 +44,23 @@ func (e *Env) Kubeconfig(cluster string) string {
 	return filepath.Join(e.Dir, cluster+".kubeconfig")
 }
 
-// Client returns a client for a cluster, with Courier's scheme.
-func (e *Env) Client(cluster string) (client.Client, error) {
+// RESTConfig returns the client configuration of a cluster, admin
+// credentials included.
+func (e *Env) RESTConfig(cluster string) (*rest.Config, error) {
 	cfg, err := clientcmd.BuildConfigFromFlags("", e.Kubeconfig(cluster))
 	if err != nil {
 		return nil, fmt.Errorf("loading kubeconfig of %s: %w", cluster, err)
 	}
 	cfg.QPS, cfg.Burst = 200, 400
+	return cfg, nil
+}
+
+// Client returns a client for a cluster, with Courier's scheme.
+func (e *Env) Client(cluster string) (client.Client, error) {
+	cfg, err := e.RESTConfig(cluster)
+	if err != nil {
+		return nil, err
+	}
 	c, err := client.New(cfg, client.Options{Scheme: framework.Scheme})
 	if err != nil {
 		return nil, fmt.Errorf("creating client of %s: %w", cluster, err)
@@ -86,12 +97,16 @@ func Up(ctx context.Context, opts Options, logf func(string, ...any)) (env *Env,
 		}
 	}()
 
+	stages, err := writeStages(opts.Dir)
+	if err != nil {
+		return nil, err
+	}
 	k := kwokctl{bin: opts.Bin, dir: opts.Dir}
 	// One at a time: concurrent kwokctl runs pick the same free ports.
 	// Each takes a few seconds.
 	for _, name := range clusters {
 		logf("Starting cluster %s", name)
-		kubeconfig, err := k.create(ctx, name)
+		kubeconfig, err := k.create(ctx, name, "--config", stages)
 		if err != nil {
 			return nil, err
 		}
@@ -238,6 +253,9 @@ func Status(dir string) (string, error) {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "Clusters: %s (kubeconfigs in %s)\n", strings.Join(state.Clusters, ", "), dir)
+	if state.CourierMetrics != "" {
+		fmt.Fprintf(&b, "Courier's metrics: http://%s/metrics\n", state.CourierMetrics)
+	}
 	for _, p := range state.Processes {
 		status := "running"
 		if !p.alive() {

@@ -10,10 +10,11 @@ import (
 
 // The defaults of the Configuration, declared here once.
 const (
-	DefaultOrigin            = "courier"
-	DefaultNamespace         = "courier-system"
-	DefaultWorkerLostTimeout = 15 * time.Minute
-	DefaultGCInterval        = time.Minute
+	DefaultOrigin                    = "courier"
+	DefaultNamespace                 = "courier-system"
+	DefaultWorkerLostTimeout         = 15 * time.Minute
+	DefaultGCInterval                = time.Minute
+	DefaultDispatchConcurrency int32 = 16
 	// Batch dispatch makes several requests per job to each worker; client-go's
 	// 5 QPS held MultiKueue to about one workload per second (kueue#8564).
 	DefaultWorkerQPS          float32 = 500
@@ -40,6 +41,9 @@ func SetDefaults(c *Configuration) {
 	}
 	if c.GCInterval == nil {
 		c.GCInterval = &metav1.Duration{Duration: DefaultGCInterval}
+	}
+	if c.DispatchConcurrency == nil {
+		c.DispatchConcurrency = ptr.To(DefaultDispatchConcurrency)
 	}
 	c.ManagerClient = defaultClient(c.ManagerClient, DefaultManagerQPS, DefaultManagerBurst)
 	c.WorkerClient = defaultClient(c.WorkerClient, DefaultWorkerQPS, DefaultWorkerBurst)

@@ -34,6 +34,12 @@ type Configuration struct {
 	// +optional
 	GCInterval *metav1.Duration `json:"gcInterval,omitempty"`
 
+	// DispatchConcurrency is how many manager Workloads are dispatched at
+	// once. Most of a dispatch is waiting on API servers, so it may well
+	// exceed the number of CPUs.
+	// +optional
+	DispatchConcurrency *int32 `json:"dispatchConcurrency,omitempty"`
+
 	// ManagerClient sets the rate limits of the client to the manager's API
 	// server.
 	// +optional

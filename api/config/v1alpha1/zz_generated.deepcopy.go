@@ -65,6 +65,11 @@ func (in *Configuration) DeepCopyInto(out *Configuration) {
 		*out = new(v1.Duration)
 		**out = **in
 	}
+	if in.DispatchConcurrency != nil {
+		in, out := &in.DispatchConcurrency, &out.DispatchConcurrency
+		*out = new(int32)
+		**out = **in
+	}
 	if in.ManagerClient != nil {
 		in, out := &in.ManagerClient, &out.ManagerClient
 		*out = new(ClientConnection)

@@ -129,3 +129,29 @@ func (w *WorkloadWrapper) Owner(apiVersion, kind, name, uid string) *WorkloadWra
 	})
 	return w
 }
+
+// Evicted counts n evictions for a reason in status.schedulingStats, as
+// Kueue does on every eviction.
+func (w *WorkloadWrapper) Evicted(reason string, n int32) *WorkloadWrapper {
+	if w.Status.SchedulingStats == nil {
+		w.Status.SchedulingStats = &kueue.SchedulingStats{}
+	}
+	w.Status.SchedulingStats.Evictions = append(w.Status.SchedulingStats.Evictions,
+		kueue.WorkloadSchedulingStatsEviction{Reason: reason, Count: n})
+	return w
+}
+
+// Annotation sets an annotation.
+func (w *WorkloadWrapper) Annotation(k, v string) *WorkloadWrapper {
+	if w.Annotations == nil {
+		w.Annotations = map[string]string{}
+	}
+	w.Annotations[k] = v
+	return w
+}
+
+// Deleting marks the Workload as being deleted.
+func (w *WorkloadWrapper) Deleting(at time.Time) *WorkloadWrapper {
+	w.DeletionTimestamp = ptr.To(metav1.NewTime(at))
+	return w
+}

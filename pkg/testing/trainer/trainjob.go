@@ -2,6 +2,8 @@
 package trainer
 
 import (
+	"time"
+
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -112,4 +114,22 @@ func (w *TrainJobWrapper) HoldPods(manager string) *TrainJobWrapper {
 	return w.nodePodPatch(manager, trainer.PodTemplatePatch{
 		Spec: &trainer.PodSpecPatch{SchedulingGates: []corev1.PodSchedulingGate{{Name: "example.com/hold"}}},
 	})
+}
+
+// RunForAnnotation is the pod annotation kwok's pod-complete stage reads
+// its delay from, in the local clusters (test/localcluster).
+const RunForAnnotation = "pod-complete.stage.kwok.x-k8s.io/delay"
+
+// PodAnnotation adds a RuntimePatch entry owned by manager that annotates
+// the pods of the node replicated job with key=value.
+func (w *TrainJobWrapper) PodAnnotation(manager, key, value string) *TrainJobWrapper {
+	return w.nodePodPatch(manager, trainer.PodTemplatePatch{
+		Metadata: &metav1.ObjectMeta{Annotations: map[string]string{key: value}},
+	})
+}
+
+// RunFor adds a RuntimePatch entry owned by manager that keeps the node
+// pods running for d on simulated (kwok) nodes, before they succeed.
+func (w *TrainJobWrapper) RunFor(manager string, d time.Duration) *TrainJobWrapper {
+	return w.PodAnnotation(manager, RunForAnnotation, d.String())
 }

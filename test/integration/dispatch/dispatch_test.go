@@ -73,7 +73,7 @@ func containsCluster(list []*framework.Cluster, c *framework.Cluster) bool {
 // Workload once the check is Ready.
 func dispatchTo(ctx context.Context, tj *trainer.TrainJob, worker *framework.Cluster) *kueue.Workload {
 	wl := sim.Submit(ctx, tj)
-	expectCopies(ctx, wl, env.Workers...)
+	expectCopies(ctx, wl, pool...)
 	kueuesim.AdmitOn(ctx, worker, wl)
 	sim.ExpectCheck(ctx, wl, kueue.CheckStateReady, worker.Name)
 	return wl
@@ -90,7 +90,7 @@ var _ = Describe("Dispatching a TrainJob", func() {
 
 		By("copying the Workload to both workers and nominating them")
 		expectCopies(ctx, wl, first, second)
-		got := sim.ExpectCheck(ctx, wl, kueue.CheckStatePending, "Waiting for one of the nominated workers")
+		got := sim.ExpectCheck(ctx, wl, kueue.CheckStatePending, "Waiting for a nominated worker to admit the workload")
 		Expect(got.Status.NominatedClusterNames).To(ConsistOf(first.Name, second.Name))
 		copy := &kueue.Workload{}
 		Expect(first.Client.Get(ctx, client.ObjectKeyFromObject(wl), copy)).To(Succeed())
@@ -181,7 +181,7 @@ var _ = Describe("Dispatching a TrainJob", func() {
 	It("creates exactly one TrainJob when both workers admit at once", func(ctx context.Context) {
 		tj := trainJob(ns).Obj()
 		wl := sim.Submit(ctx, tj)
-		expectCopies(ctx, wl, env.Workers...)
+		expectCopies(ctx, wl, pool...)
 		// Courier waits while its check is in Retry, so both workers can
 		// admit before it looks again: then it sees both admitted at once.
 		kueuesim.UpdateStatus(ctx, env.Manager, wl, func(w *kueue.Workload) { sim.SetCheck(w, kueue.CheckStateRetry, "held by the test") })
@@ -316,7 +316,7 @@ var _ = Describe("Dispatching a TrainJob", func() {
 		Expect(second.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
 		tj := trainJob(ns).Obj()
 		wl := sim.Submit(ctx, tj)
-		sim.ExpectCheck(ctx, wl, kueue.CheckStatePending, `Namespace "`+ns+`" does not exist on worker "`+first.Name+`"`)
+		sim.ExpectCheck(ctx, wl, kueue.CheckStatePending, first.Name+`: namespace "`+ns+`" does not exist there`)
 		kueuesim.AdmitOn(ctx, second, wl)
 		sim.ExpectCheck(ctx, wl, kueue.CheckStateReady, second.Name)
 	})
@@ -405,8 +405,12 @@ var _ = Describe("The AdmissionCheck", func() {
 		expectCheckActive(ctx, name, metav1.ConditionFalse, courierv1alpha1.ReasonNoActiveClusters)
 
 		By("turning active when the policy selects an Active cluster by label")
-		policy.Spec.ClusterSelector = &metav1.LabelSelector{}
-		Expect(env.Manager.Client.Update(ctx, policy)).To(Succeed())
+		Eventually(func(g Gomega) {
+			// Courier writes the policy's status meanwhile: update what is there now.
+			g.Expect(env.Manager.Client.Get(ctx, client.ObjectKeyFromObject(policy), policy)).To(Succeed())
+			policy.Spec.ClusterSelector = &metav1.LabelSelector{}
+			g.Expect(env.Manager.Client.Update(ctx, policy)).To(Succeed())
+		}).Should(Succeed())
 		expectCheckActive(ctx, name, metav1.ConditionTrue, courierv1alpha1.ReasonAdmissionCheckActive)
 	})
 

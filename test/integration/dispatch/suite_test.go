@@ -25,14 +25,24 @@ const workerLostTimeout = 15 * time.Second
 const (
 	checkName  = "courier"
 	policyName = "all-workers"
+	// The spare worker has a check and policy of its own, shared with the
+	// first worker, for the specs that break or delete a worker: the
+	// Workloads of other specs are not on it.
+	spareCheckName  = "spare"
+	sparePolicyName = "spare-and-first"
 )
 
 var (
 	env     *framework.Environment
 	courier *framework.Courier
 	sim     *kueuesim.Sim
+	// spareSim plays Kueue for the spare worker's check.
+	spareSim *kueuesim.Sim
 	// workerNames are the WorkerCluster names of env.Workers, in order.
 	workerNames []string
+	// pool are the workers of the main check; spare is the third.
+	pool  []*framework.Cluster
+	spare *framework.Cluster
 )
 
 func TestDispatch(t *testing.T) {
@@ -44,10 +54,12 @@ var _ = BeforeSuite(func(ctx context.Context) {
 	ctrl.SetLogger(zap.New(zap.WriteTo(GinkgoWriter), zap.UseDevMode(true)))
 	SetDefaultEventuallyTimeout(30 * time.Second)
 	var err error
-	env, err = framework.Start(ctx, framework.Options{Workers: 2})
+	env, err = framework.Start(ctx, framework.Options{Workers: 3})
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(func() { Expect(env.Stop()).To(Succeed()) })
 	sim = &kueuesim.Sim{Env: env, Check: checkName}
+	spareSim = &kueuesim.Sim{Env: env, Check: spareCheckName}
+	pool, spare = env.Workers[:2], env.Workers[2]
 
 	courier, err = env.StartCourier(ctx, func(c *configv1alpha1.Configuration) {
 		c.WorkerLostTimeout = &metav1.Duration{Duration: workerLostTimeout}
@@ -58,11 +70,13 @@ var _ = BeforeSuite(func(ctx context.Context) {
 
 	workerNames, err = courier.ConnectWorkers(ctx, env)
 	Expect(err).NotTo(HaveOccurred())
-	Expect(courier.CreateCheck(ctx, env, checkName, policyName, workerNames)).To(Succeed())
+	Expect(courier.CreateCheck(ctx, env, checkName, policyName, courierv1alpha1.AllAtOnce, workerNames[:2])).To(Succeed())
+	Expect(courier.CreateCheck(ctx, env, spareCheckName, sparePolicyName, courierv1alpha1.AllAtOnce, []string{workerNames[0], workerNames[2]})).To(Succeed())
 	expectCheckActive(ctx, checkName, metav1.ConditionTrue, courierv1alpha1.ReasonAdmissionCheckActive)
+	expectCheckActive(ctx, spareCheckName, metav1.ConditionTrue, courierv1alpha1.ReasonAdmissionCheckActive)
 }, NodeTimeout(framework.StartTimeout))
 
-// Every spec starts with both workers connected.
+// Every spec starts with every worker connected.
 var _ = BeforeEach(func(ctx context.Context) {
 	for _, name := range workerNames {
 		Eventually(func(g Gomega) {

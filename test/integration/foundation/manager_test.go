@@ -34,7 +34,7 @@ var _ = Describe("Courier's manager", func() {
 			Metrics:   &configv1alpha1.MetricsEndpoint{BindAddress: metricsAddr},
 		}
 		configv1alpha1.SetDefaults(cfg)
-		mgr, err := controllermanager.New(env.Manager.Config, cfg)
+		mgr, err := controllermanager.New(env.Manager.Config, cfg, controllermanager.Flags{})
 		Expect(err).NotTo(HaveOccurred())
 
 		mgrCtx, cancel := context.WithCancel(ctx)
@@ -70,7 +70,7 @@ var _ = Describe("Courier's manager", func() {
 			LeaderElection: leaderElectionOff(),
 		}
 		configv1alpha1.SetDefaults(cfg)
-		mgr, err := controllermanager.New(env.Manager.Config, cfg)
+		mgr, err := controllermanager.New(env.Manager.Config, cfg, controllermanager.Flags{})
 		Expect(err).NotTo(HaveOccurred())
 		mgrCtx, cancel := context.WithCancel(ctx)
 		done := make(chan error, 1)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -54,7 +55,10 @@ const StartTimeout = 3 * time.Minute
 // as a controller manager, to stop.
 const StopTimeout = 30 * time.Second
 
-// Cluster is one control plane: etcd and kube-apiserver.
+// Cluster is one control plane: etcd, kube-apiserver, and
+// kube-controller-manager running only its garbage collector and namespace
+// controller, so that owned objects and deleted namespaces go as they do in
+// real clusters.
 type Cluster struct {
 	// Name identifies the cluster in logs and in its directory.
 	Name string
@@ -70,6 +74,7 @@ type Cluster struct {
 	tokens map[string]string
 	etcd   *process
 	api    *process
+	kcm    *process
 }
 
 func newCluster(name, dir string, bins binaries, extraAPIServerArgs []string) (*Cluster, error) {
@@ -140,7 +145,23 @@ func newCluster(name, dir string, bins binaries, extraAPIServerArgs []string) (*
 			"--allow-privileged=true",
 		}, extraAPIServerArgs...),
 	}
+	kcmKubeconfig := filepath.Join(dir, "kube-controller-manager.kubeconfig")
+	c.kcm = &process{
+		name:    name + "/kube-controller-manager",
+		path:    bins.controllerManager,
+		logPath: filepath.Join(dir, "kube-controller-manager.log"),
+		args: []string{
+			"--kubeconfig=" + kcmKubeconfig,
+			"--controllers=garbagecollector,namespace",
+			"--leader-elect=false",
+			// Nothing here scrapes it; no port to find.
+			"--secure-port=0",
+		},
+	}
 	c.Config = c.RestConfig(AdminUser)
+	if err := c.WriteKubeconfig(AdminUser, kcmKubeconfig); err != nil {
+		return nil, err
+	}
 	if c.Client, err = client.New(c.Config, client.Options{Scheme: Scheme}); err != nil {
 		return nil, fmt.Errorf("creating client of %s: %w", name, err)
 	}
@@ -151,7 +172,10 @@ func (c *Cluster) start(ctx context.Context) error {
 	if err := c.etcd.start(); err != nil {
 		return err
 	}
-	return c.StartAPIServer(ctx)
+	if err := c.StartAPIServer(ctx); err != nil {
+		return err
+	}
+	return c.kcm.start()
 }
 
 // StartAPIServer starts the API server, on its old address and
@@ -188,7 +212,7 @@ func (c *Cluster) ResumeAPIServer() error {
 // PIDs returns the PIDs of the cluster's running processes.
 func (c *Cluster) PIDs() []int {
 	var pids []int
-	for _, p := range []*process{c.etcd, c.api} {
+	for _, p := range []*process{c.etcd, c.api, c.kcm} {
 		if pid := p.pid(); pid != 0 {
 			pids = append(pids, pid)
 		}
@@ -197,12 +221,7 @@ func (c *Cluster) PIDs() []int {
 }
 
 func (c *Cluster) stop() error {
-	apiErr := c.api.stop()
-	etcdErr := c.etcd.stop()
-	if apiErr != nil {
-		return apiErr
-	}
-	return etcdErr
+	return errors.Join(c.kcm.stop(), c.api.stop(), c.etcd.stop())
 }
 
 func (c *Cluster) waitReady(ctx context.Context) error {
@@ -299,4 +318,17 @@ func FreeAddress() (string, error) {
 		return "", err
 	}
 	return "127.0.0.1:" + strconv.Itoa(ports[0]), nil
+}
+
+// WriteKubeconfig writes the kubeconfig of one of the known users to path,
+// for a process that takes --kubeconfig.
+func (c *Cluster) WriteKubeconfig(user, path string) error {
+	data, err := c.Kubeconfig(user)
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		return fmt.Errorf("writing kubeconfig of %s: %w", c.Name, err)
+	}
+	return nil
 }

@@ -62,7 +62,7 @@ func (e *Environment) StartCourier(ctx context.Context, mutate func(*configv1alp
 	if err := e.Manager.grantCourier(ctx, e.RepoRoot, ManagerRBAC, managerRules); err != nil {
 		return nil, err
 	}
-	mgr, err := controllermanager.New(e.Manager.RestConfig(CourierUser), cfg)
+	mgr, err := controllermanager.New(e.Manager.RestConfig(CourierUser), cfg, controllermanager.Flags{})
 	if err != nil {
 		return nil, err
 	}
@@ -111,7 +111,7 @@ func (c *Courier) KubeconfigSecret(ctx context.Context, manager *Cluster, name s
 func (c *Courier) ConnectWorkers(ctx context.Context, env *Environment) ([]string, error) {
 	var names []string
 	for _, worker := range env.Workers {
-		if err := worker.grantCourier(ctx, env.RepoRoot, WorkerRBAC, c.workerRules); err != nil {
+		if err := c.GrantWorker(ctx, env, worker); err != nil {
 			return nil, err
 		}
 		if err := c.KubeconfigSecret(ctx, env.Manager, worker.Name, worker, CourierUser); err != nil {
@@ -134,12 +134,18 @@ func (c *Courier) ConnectWorkers(ctx context.Context, env *Environment) ([]strin
 	return names, nil
 }
 
-// CreateCheck creates a DispatchPolicy over clusters and a Courier
-// AdmissionCheck named check that uses it.
-func (c *Courier) CreateCheck(ctx context.Context, env *Environment, check, policy string, clusters []string) error {
+// GrantWorker grants CourierUser the shipped WorkerRBAC on worker, with the
+// rules the external frameworks need.
+func (c *Courier) GrantWorker(ctx context.Context, env *Environment, worker *Cluster) error {
+	return worker.grantCourier(ctx, env.RepoRoot, WorkerRBAC, c.workerRules)
+}
+
+// CreateCheck creates a DispatchPolicy over clusters with a strategy and a
+// Courier AdmissionCheck named check that uses it.
+func (c *Courier) CreateCheck(ctx context.Context, env *Environment, check, policy string, strategy courier.DispatchStrategy, clusters []string) error {
 	if err := env.Manager.Client.Create(ctx, &courier.DispatchPolicy{
 		ObjectMeta: metav1.ObjectMeta{Name: policy},
-		Spec:       courier.DispatchPolicySpec{Clusters: clusters},
+		Spec:       courier.DispatchPolicySpec{Clusters: clusters, Strategy: strategy},
 	}); err != nil {
 		return fmt.Errorf("creating DispatchPolicy: %w", err)
 	}

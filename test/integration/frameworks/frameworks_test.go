@@ -236,8 +236,9 @@ var _ = Describe("External frameworks", func() {
 		Eventually(func(g Gomega) {
 			g.Expect(kueuesim.Read(ctx, g, target, job)).To(BeNil())
 			// The worker's kube-controller-manager releases PodGroup
-			// protection once no pod uses the group; none runs here, so
-			// the PodGroup stays Terminating. Courier leaves that finalizer.
+			// protection once no pod uses the group; the one here runs only
+			// its garbage collector and namespace controller, so the
+			// PodGroup stays Terminating. Courier leaves that finalizer.
 			group := kueuesim.Read(ctx, g, target, podGroup)
 			if group != nil {
 				g.Expect(group.GetDeletionTimestamp()).NotTo(BeNil())
@@ -255,8 +256,8 @@ var _ = Describe("External frameworks", func() {
 		orphan.SetLabels(map[string]string{courierv1alpha1.OriginLabel: courier.Config.Origin, courierv1alpha1.WorkloadLabel: "no-such-workload"})
 		Expect(worker.Client.Create(ctx, orphan)).To(Succeed())
 		Eventually(func(g Gomega) {
-			// Deleted; PodGroup protection keeps it Terminating here (no
-			// kube-controller-manager runs).
+			// Deleted; PodGroup protection keeps it Terminating here (the
+			// controller that releases it does not run).
 			got := kueuesim.Read(ctx, g, worker, orphan)
 			g.Expect(got == nil || got.GetDeletionTimestamp() != nil).To(BeTrue())
 		}).Should(Succeed())

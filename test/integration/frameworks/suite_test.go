@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	configv1alpha1 "github.com/courierdev/courier/api/config/v1alpha1"
+	courierv1alpha1 "github.com/courierdev/courier/api/v1alpha1"
 	"github.com/courierdev/courier/test/integration/framework"
 	"github.com/courierdev/courier/test/integration/kueuesim"
 )
@@ -72,5 +73,5 @@ var _ = BeforeSuite(func(ctx context.Context) {
 
 	names, err := courier.ConnectWorkers(ctx, env)
 	Expect(err).NotTo(HaveOccurred())
-	Expect(courier.CreateCheck(ctx, env, checkName, "all", names)).To(Succeed())
+	Expect(courier.CreateCheck(ctx, env, checkName, "all", courierv1alpha1.AllAtOnce, names)).To(Succeed())
 }, NodeTimeout(framework.StartTimeout))

@@ -37,8 +37,9 @@ func (s *Sim) Submit(ctx context.Context, job client.Object) *kueue.Workload {
 	return s.SubmitTo(ctx, job, "cq")
 }
 
-// SubmitTo is Submit into a given ClusterQueue.
-func (s *Sim) SubmitTo(ctx context.Context, job client.Object, cq string) *kueue.Workload {
+// SubmitTo is Submit into a given ClusterQueue, which runs otherChecks
+// besides Courier's.
+func (s *Sim) SubmitTo(ctx context.Context, job client.Object, cq string, otherChecks ...string) *kueue.Workload {
 	gvk := job.GetObjectKind().GroupVersionKind()
 	gomega.ExpectWithOffset(1, gvk.Kind).NotTo(gomega.BeEmpty(), "the job needs its TypeMeta")
 	name := WorkloadName(job)
@@ -46,7 +47,7 @@ func (s *Sim) SubmitTo(ctx context.Context, job client.Object, cq string) *kueue
 	wl := kueuetesting.MakeWorkload(name, job.GetNamespace()).Queue("lq").
 		Owner(gvk.GroupVersion().String(), gvk.Kind, job.GetName(), string(job.GetUID())).Obj()
 	gomega.ExpectWithOffset(1, s.Env.Manager.Client.Create(ctx, wl)).To(gomega.Succeed())
-	s.ReserveQuotaIn(ctx, wl, cq)
+	s.ReserveQuotaIn(ctx, wl, cq, otherChecks...)
 	return wl
 }
 
@@ -56,9 +57,17 @@ func (s *Sim) ReserveQuota(ctx context.Context, wl *kueue.Workload) {
 	s.ReserveQuotaIn(ctx, wl, "cq")
 }
 
-// ReserveQuotaIn is ReserveQuota in a given ClusterQueue.
-func (s *Sim) ReserveQuotaIn(ctx context.Context, wl *kueue.Workload, cq string) {
+// ReserveQuotaIn is ReserveQuota in a given ClusterQueue. Other admission
+// checks the ClusterQueue runs are added Pending, as Kueue adds them.
+func (s *Sim) ReserveQuotaIn(ctx context.Context, wl *kueue.Workload, cq string, otherChecks ...string) {
 	UpdateStatus(ctx, s.Env.Manager, wl, func(w *kueue.Workload) {
+		for _, name := range otherChecks {
+			if findCheck(w, kueue.AdmissionCheckReference(name)) == nil {
+				w.Status.AdmissionChecks = append(w.Status.AdmissionChecks, kueue.AdmissionCheckState{
+					Name: kueue.AdmissionCheckReference(name), State: kueue.CheckStatePending, LastTransitionTime: metav1.Now(),
+				})
+			}
+		}
 		reserved := kueuetesting.MakeWorkload(w.Name, w.Namespace).ReserveQuota(cq).Obj()
 		w.Status.Admission = reserved.Status.Admission
 		meta.SetStatusCondition(&w.Status.Conditions, reserved.Status.Conditions[0])
@@ -68,10 +77,11 @@ func (s *Sim) ReserveQuotaIn(ctx context.Context, wl *kueue.Workload, cq string)
 }
 
 // EvictAndRequeue does what the manager's Kueue does when a check turns
-// Retry: evict (clearing the placement and resetting the check), then
-// release the quota.
+// Retry: evict (clearing the placement, resetting the check and counting
+// the eviction), then release the quota.
 func (s *Sim) EvictAndRequeue(ctx context.Context, wl *kueue.Workload) {
 	UpdateStatus(ctx, s.Env.Manager, wl, func(w *kueue.Workload) {
+		countEviction(w, "AdmissionCheck")
 		meta.SetStatusCondition(&w.Status.Conditions, metav1.Condition{Type: kueue.WorkloadEvicted, Status: metav1.ConditionTrue,
 			Reason: "AdmissionCheck", Message: "Evicted due to AdmissionCheck in Retry state"})
 		meta.SetStatusCondition(&w.Status.Conditions, metav1.Condition{Type: kueue.WorkloadQuotaReserved, Status: metav1.ConditionFalse,
@@ -83,17 +93,44 @@ func (s *Sim) EvictAndRequeue(ctx context.Context, wl *kueue.Workload) {
 	})
 }
 
-// SetCheck sets Courier's check on a Workload being updated.
-func (s *Sim) SetCheck(w *kueue.Workload, state kueue.CheckState, msg string) {
-	for i := range w.Status.AdmissionChecks {
-		if w.Status.AdmissionChecks[i].Name == s.Check {
-			w.Status.AdmissionChecks[i].State, w.Status.AdmissionChecks[i].Message = state, msg
+// countEviction adds one to the Workload's evictions for a reason, as
+// Kueue does in the same write as the eviction.
+func countEviction(w *kueue.Workload, reason string) {
+	if w.Status.SchedulingStats == nil {
+		w.Status.SchedulingStats = &kueue.SchedulingStats{}
+	}
+	for i := range w.Status.SchedulingStats.Evictions {
+		if e := &w.Status.SchedulingStats.Evictions[i]; e.Reason == reason {
+			e.Count++
 			return
 		}
 	}
+	w.Status.SchedulingStats.Evictions = append(w.Status.SchedulingStats.Evictions, kueue.WorkloadSchedulingStatsEviction{Reason: reason, Count: 1})
+}
+
+// SetCheck sets Courier's check on a Workload being updated.
+func (s *Sim) SetCheck(w *kueue.Workload, state kueue.CheckState, msg string) {
+	SetCheck(w, s.Check, state, msg)
+}
+
+// SetCheck sets an admission check on a Workload being updated.
+func SetCheck(w *kueue.Workload, name kueue.AdmissionCheckReference, state kueue.CheckState, msg string) {
+	if c := findCheck(w, name); c != nil {
+		c.State, c.Message = state, msg
+		return
+	}
 	w.Status.AdmissionChecks = append(w.Status.AdmissionChecks, kueue.AdmissionCheckState{
-		Name: s.Check, State: state, Message: msg, LastTransitionTime: metav1.Now(),
+		Name: name, State: state, Message: msg, LastTransitionTime: metav1.Now(),
 	})
+}
+
+func findCheck(w *kueue.Workload, name kueue.AdmissionCheckReference) *kueue.AdmissionCheckState {
+	for i := range w.Status.AdmissionChecks {
+		if w.Status.AdmissionChecks[i].Name == name {
+			return &w.Status.AdmissionChecks[i]
+		}
+	}
+	return nil
 }
 
 // AdmitOn admits the Workload's copy on a worker, as its Kueue would.

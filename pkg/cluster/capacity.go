@@ -1,0 +1,372 @@
+package cluster
+
+// A worker's capacity is computed from its own Kueue objects: ClusterQueues,
+// LocalQueues, ResourceFlavors, and the Workload copies Courier sent there
+// that wait. computeCapacity is pure; remote_capacity.go feeds it from the
+// worker's informers. It approximates Kueue's accounting, on purpose:
+//
+//   - Cohorts are flat: a ClusterQueue borrows from the others with the same
+//     spec.cohortName. Hierarchical cohorts (Cohort objects, their parents
+//     and their own quota) are ignored, so a queue under a Cohort with quota
+//     may get more than shown.
+//   - Borrowable is, per flavor and resource, what the other queues of the
+//     cohort can lend now: each min(lendingLimit, or nominal if unset,
+//     nominal - usage), summed, floored at zero and capped by the queue's
+//     borrowingLimit. A queue that borrows itself lends a negative amount,
+//     as in Kueue's own available(): what it borrowed is gone from the pool.
+//   - Usage is the larger of status.flavorsReservation and
+//     status.flavorsUsage: quota is held from its reservation on, while
+//     admission checks run, not only once admitted.
+//   - Pending is the demand of the waiting copies (no QuotaReserved, not
+//     finished, not deactivated), per pod as Kubernetes counts requests
+//     (containers summed, the largest init container if larger, sidecars
+//     added, limits standing in for missing requests, the pod overhead;
+//     "pods" one per pod), times the count, all of it attributed to the
+//     first flavor of the ClusterQueue that lists each resource: Kueue may
+//     pick a later flavor, and a resource no flavor lists is not counted.
+//   - A ClusterQueue is offered to placement (Known) only when it may admit:
+//     not stopped (nor its LocalQueue), and every flavor it names exists.
+//     Only those lend to their cohort. Queues being deleted are left out of
+//     everything, the summary included. Namespace selectors, admission
+//     checks, topology, fair sharing and preemption are not modeled.
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/utils/ptr"
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+
+	courier "github.com/courierdev/courier/api/v1alpha1"
+	"github.com/courierdev/courier/pkg/placement"
+)
+
+// Bounds of the WorkerCluster status fields (see the API's validation).
+const (
+	maxCapacityEntries = 64
+	maxSummaryLength   = 256
+)
+
+// capacityObjects are what a worker's capacity is computed from.
+type capacityObjects struct {
+	ClusterQueues   []kueue.ClusterQueue
+	LocalQueues     []kueue.LocalQueue
+	ResourceFlavors sets.Set[string]
+	// Workloads are Courier's copies on the worker, waiting or not.
+	Workloads []kueue.Workload
+}
+
+// capacitySnapshot is a worker's capacity at one moment. Its maps and
+// slices are shared by every reader and never modified.
+type capacitySnapshot struct {
+	// localQueues maps the LocalQueues that may submit to their
+	// ClusterQueue.
+	localQueues map[types.NamespacedName]string
+	// queues holds the ClusterQueues offered to placement.
+	queues map[string]placement.Capacity
+	// resources and summary are for the WorkerCluster status.
+	resources []courier.ResourceCapacity
+	summary   string
+}
+
+// capacity is what the ClusterQueue of a LocalQueue offers.
+func (s *capacitySnapshot) capacity(namespace, localQueue string) placement.Capacity {
+	cq, ok := s.localQueues[types.NamespacedName{Namespace: namespace, Name: localQueue}]
+	if !ok {
+		return placement.Capacity{}
+	}
+	if c, ok := s.queues[cq]; ok {
+		return c
+	}
+	return placement.Capacity{ClusterQueue: cq}
+}
+
+// flavorResource is one resource of one flavor.
+type flavorResource struct {
+	flavor   string
+	resource corev1.ResourceName
+}
+
+func computeCapacity(objs capacityObjects) *capacitySnapshot {
+	snap := &capacitySnapshot{localQueues: map[types.NamespacedName]string{}, queues: map[string]placement.Capacity{}}
+	for _, lq := range objs.LocalQueues {
+		if lq.DeletionTimestamp == nil && !stopped(lq.Spec.StopPolicy) {
+			snap.localQueues[types.NamespacedName{Namespace: lq.Namespace, Name: lq.Name}] = string(lq.Spec.ClusterQueue)
+		}
+	}
+	cqs := make(map[string]*kueue.ClusterQueue, len(objs.ClusterQueues))
+	for i := range objs.ClusterQueues {
+		if cq := &objs.ClusterQueues[i]; cq.DeletionTimestamp == nil {
+			cqs[cq.Name] = cq
+		}
+	}
+	usage := make(map[string]map[flavorResource]int64, len(cqs))
+	cohorts := map[kueue.CohortReference][]string{}
+	offered := sets.New[string]()
+	for name, cq := range cqs {
+		usage[name] = queueUsage(cq)
+		if mayAdmit(cq, objs.ResourceFlavors) {
+			offered.Insert(name)
+			if cq.Spec.CohortName != "" {
+				cohorts[cq.Spec.CohortName] = append(cohorts[cq.Spec.CohortName], name)
+			}
+		}
+	}
+	pending := pendingDemand(objs.Workloads, snap.localQueues, cqs)
+
+	totals := map[flavorResource]*courier.ResourceCapacity{}
+	for name, cq := range cqs {
+		c := placement.Capacity{Known: offered.Has(name), ClusterQueue: name}
+		index := map[string]int{}
+		for _, rg := range cq.Spec.ResourceGroups {
+			for _, f := range rg.Flavors {
+				i, ok := index[string(f.Name)]
+				if !ok {
+					i = len(c.Flavors)
+					index[string(f.Name)] = i
+					c.Flavors = append(c.Flavors, placement.Flavor{Name: string(f.Name), Resources: map[corev1.ResourceName]placement.Quota{}})
+				}
+				for _, r := range f.Resources {
+					fr := flavorResource{string(f.Name), r.Name}
+					q := placement.Quota{
+						Nominal: r.NominalQuota.MilliValue(),
+						Usage:   usage[name][fr],
+						Pending: pending[name][fr],
+					}
+					if c.Known && cq.Spec.CohortName != "" {
+						q.Borrowable = borrowable(cqs, usage, cohorts[cq.Spec.CohortName], name, fr, r.BorrowingLimit)
+					}
+					c.Flavors[i].Resources[r.Name] = q
+					addTotal(totals, fr, q)
+				}
+			}
+		}
+		if c.Known {
+			snap.queues[name] = c
+		}
+	}
+	snap.resources, snap.summary = summarize(totals, len(cqs))
+	return snap
+}
+
+func stopped(p *kueue.StopPolicy) bool {
+	return p != nil && *p != kueue.None
+}
+
+// mayAdmit reports whether Kueue could admit to the queue now: a stopped
+// queue admits nothing, nor does one that names a missing flavor (Kueue
+// keeps it inactive).
+func mayAdmit(cq *kueue.ClusterQueue, flavors sets.Set[string]) bool {
+	if stopped(cq.Spec.StopPolicy) {
+		return false
+	}
+	for _, rg := range cq.Spec.ResourceGroups {
+		for _, f := range rg.Flavors {
+			if !flavors.Has(string(f.Name)) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// queueUsage is the quota a ClusterQueue's workloads hold, per flavor and
+// resource.
+func queueUsage(cq *kueue.ClusterQueue) map[flavorResource]int64 {
+	used := map[flavorResource]int64{}
+	for _, list := range [][]kueue.FlavorUsage{cq.Status.FlavorsReservation, cq.Status.FlavorsUsage} {
+		for _, f := range list {
+			for _, r := range f.Resources {
+				fr := flavorResource{string(f.Name), r.Name}
+				used[fr] = max(used[fr], r.Total.MilliValue())
+			}
+		}
+	}
+	return used
+}
+
+// borrowable is what the rest of the cohort can lend a queue now.
+func borrowable(cqs map[string]*kueue.ClusterQueue, usage map[string]map[flavorResource]int64, cohort []string, self string, fr flavorResource, limit *resource.Quantity) int64 {
+	var pool int64
+	for _, other := range cohort {
+		if other == self {
+			continue
+		}
+		q, ok := quotaOf(cqs[other], fr)
+		if !ok {
+			continue
+		}
+		nominal := q.NominalQuota.MilliValue()
+		lendable := nominal
+		if q.LendingLimit != nil {
+			lendable = q.LendingLimit.MilliValue()
+		}
+		pool += min(lendable, nominal-usage[other][fr])
+	}
+	if limit != nil {
+		pool = min(pool, limit.MilliValue())
+	}
+	return max(pool, 0)
+}
+
+func quotaOf(cq *kueue.ClusterQueue, fr flavorResource) (kueue.ResourceQuota, bool) {
+	for _, rg := range cq.Spec.ResourceGroups {
+		for _, f := range rg.Flavors {
+			if string(f.Name) != fr.flavor {
+				continue
+			}
+			for _, r := range f.Resources {
+				if r.Name == fr.resource {
+					return r, true
+				}
+			}
+		}
+	}
+	return kueue.ResourceQuota{}, false
+}
+
+// pendingDemand is the demand of the waiting copies, per ClusterQueue, in
+// the first flavor of their queue that lists each resource.
+func pendingDemand(workloads []kueue.Workload, localQueues map[types.NamespacedName]string, cqs map[string]*kueue.ClusterQueue) map[string]map[flavorResource]int64 {
+	pending := map[string]map[flavorResource]int64{}
+	for i := range workloads {
+		wl := &workloads[i]
+		if !waiting(wl) {
+			continue
+		}
+		name, ok := localQueues[types.NamespacedName{Namespace: wl.Namespace, Name: string(wl.Spec.QueueName)}]
+		cq := cqs[name]
+		if !ok || cq == nil {
+			continue
+		}
+		if pending[name] == nil {
+			pending[name] = map[flavorResource]int64{}
+		}
+		for res, amount := range workloadRequests(wl) {
+			if flavor, ok := firstFlavor(cq, res); ok {
+				pending[name][flavorResource{flavor, res}] += amount
+			}
+		}
+	}
+	return pending
+}
+
+// waiting reports whether a copy waits for quota on its worker.
+func waiting(wl *kueue.Workload) bool {
+	return wl.DeletionTimestamp == nil && ptr.Deref(wl.Spec.Active, true) &&
+		!meta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadQuotaReserved) &&
+		!meta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadFinished)
+}
+
+func firstFlavor(cq *kueue.ClusterQueue, res corev1.ResourceName) (string, bool) {
+	for _, rg := range cq.Spec.ResourceGroups {
+		if slices.Contains(rg.CoveredResources, res) && len(rg.Flavors) > 0 {
+			return string(rg.Flavors[0].Name), true
+		}
+	}
+	return "", false
+}
+
+// workloadRequests is a Workload's total demand in milli-units: every pod
+// set's per-pod requests times its count.
+func workloadRequests(wl *kueue.Workload) map[corev1.ResourceName]int64 {
+	total := map[corev1.ResourceName]int64{}
+	for _, ps := range wl.Spec.PodSets {
+		for res, v := range placement.PodRequests(&ps.Template.Spec) {
+			total[res] += v * int64(ps.Count)
+		}
+		total[corev1.ResourcePods] += 1000 * int64(ps.Count)
+	}
+	return total
+}
+
+// addTotal adds a queue's quota to the worker's totals. Borrowable is left
+// out: summed over the queues of a worker it would count each lender's
+// quota again, which the nominal total already holds.
+func addTotal(totals map[flavorResource]*courier.ResourceCapacity, fr flavorResource, q placement.Quota) {
+	t := totals[fr]
+	if t == nil {
+		t = &courier.ResourceCapacity{Flavor: fr.flavor, Resource: string(fr.resource)}
+		totals[fr] = t
+	}
+	t.Nominal = placement.Quantity(fr.resource, t.Nominal.MilliValue()+q.Nominal)
+	t.Usage = placement.Quantity(fr.resource, t.Usage.MilliValue()+q.Usage)
+	if q.Pending != 0 {
+		var before int64
+		if t.Pending != nil {
+			before = t.Pending.MilliValue()
+		}
+		t.Pending = ptr.To(placement.Quantity(fr.resource, before+q.Pending))
+	}
+}
+
+// summarize bounds the totals for the status and writes their one-line
+// summary.
+func summarize(totals map[flavorResource]*courier.ResourceCapacity, queues int) ([]courier.ResourceCapacity, string) {
+	if queues == 0 {
+		return nil, "no ClusterQueues"
+	}
+	resources := make([]courier.ResourceCapacity, 0, len(totals))
+	used, nominal := map[corev1.ResourceName]int64{}, map[corev1.ResourceName]int64{}
+	for fr, t := range totals {
+		resources = append(resources, *t)
+		used[fr.resource] += t.Usage.MilliValue()
+		nominal[fr.resource] += t.Nominal.MilliValue()
+	}
+	slices.SortFunc(resources, func(a, b courier.ResourceCapacity) int {
+		return cmp.Or(cmp.Compare(a.Flavor, b.Flavor), cmp.Compare(a.Resource, b.Resource))
+	})
+	if len(resources) > maxCapacityEntries {
+		resources = resources[:maxCapacityEntries]
+	}
+	names := make([]corev1.ResourceName, 0, len(nominal))
+	for res := range nominal {
+		names = append(names, res)
+	}
+	slices.SortFunc(names, func(a, b corev1.ResourceName) int {
+		return cmp.Or(cmp.Compare(relevance(a), relevance(b)), cmp.Compare(a, b))
+	})
+	var summary strings.Builder
+	for _, res := range names {
+		part := fmt.Sprintf("%s %s/%s", res, placement.Human(res, used[res]), placement.Human(res, nominal[res]))
+		if summary.Len() > 0 {
+			part = ", " + part
+		}
+		if summary.Len()+len(part) > maxSummaryLength {
+			break
+		}
+		summary.WriteString(part)
+	}
+	if summary.Len() == 0 {
+		return resources, "no quota"
+	}
+	return resources, summary.String()
+}
+
+// relevance orders resources by how much jobs care: accelerators and other
+// extended resources, then cpu and memory, then the rest.
+func relevance(res corev1.ResourceName) int {
+	switch {
+	case extended(res):
+		return 0
+	case res == corev1.ResourceCPU:
+		return 1
+	case res == corev1.ResourceMemory:
+		return 2
+	default:
+		return 3
+	}
+}
+
+func extended(res corev1.ResourceName) bool {
+	s := string(res)
+	return strings.Contains(s, "/") && !strings.HasPrefix(s, corev1.ResourceDefaultNamespacePrefix) &&
+		!strings.HasPrefix(s, corev1.ResourceHugePagesPrefix) && !strings.HasPrefix(s, corev1.DefaultResourceRequestsPrefix)
+}

@@ -1,0 +1,392 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+
+	courier "github.com/courierdev/courier/api/v1alpha1"
+	"github.com/courierdev/courier/pkg/placement"
+	kueuetesting "github.com/courierdev/courier/pkg/testing/kueue"
+)
+
+const gpu corev1.ResourceName = "nvidia.com/gpu"
+
+func clusterQueue(name, cohort string, groups ...kueue.ResourceGroup) kueue.ClusterQueue {
+	return kueue.ClusterQueue{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec:       kueue.ClusterQueueSpec{CohortName: kueue.CohortReference(cohort), ResourceGroups: groups},
+	}
+}
+
+func group(covered []corev1.ResourceName, flavors ...kueue.FlavorQuotas) kueue.ResourceGroup {
+	return kueue.ResourceGroup{CoveredResources: covered, Flavors: flavors}
+}
+
+func flavorQuotas(name string, quotas ...kueue.ResourceQuota) kueue.FlavorQuotas {
+	return kueue.FlavorQuotas{Name: kueue.ResourceFlavorReference(name), Resources: quotas}
+}
+
+// quota is a resource's nominal quota and, if given and not empty, its
+// borrowing and lending limits.
+func quota(res corev1.ResourceName, nominal string, limits ...string) kueue.ResourceQuota {
+	q := kueue.ResourceQuota{Name: res, NominalQuota: resource.MustParse(nominal)}
+	if len(limits) > 0 && limits[0] != "" {
+		q.BorrowingLimit = ptr.To(resource.MustParse(limits[0]))
+	}
+	if len(limits) > 1 && limits[1] != "" {
+		q.LendingLimit = ptr.To(resource.MustParse(limits[1]))
+	}
+	return q
+}
+
+// used is a flavor's usage: resource names and amounts, alternating.
+func used(flavor string, pairs ...string) kueue.FlavorUsage {
+	u := kueue.FlavorUsage{Name: kueue.ResourceFlavorReference(flavor)}
+	for i := 0; i+1 < len(pairs); i += 2 {
+		u.Resources = append(u.Resources, kueue.ResourceUsage{Name: corev1.ResourceName(pairs[i]), Total: resource.MustParse(pairs[i+1])})
+	}
+	return u
+}
+
+func withUsage(cq kueue.ClusterQueue, usage ...kueue.FlavorUsage) kueue.ClusterQueue {
+	cq.Status.FlavorsUsage = usage
+	return cq
+}
+
+func localQueue(ns, name, cq string) kueue.LocalQueue {
+	return kueue.LocalQueue{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec:       kueue.LocalQueueSpec{ClusterQueue: kueue.ClusterQueueReference(cq)},
+	}
+}
+
+// gpuQueue has one flavor of GPUs, in a cohort.
+func gpuQueue(name, cohort, nominal string, limits ...string) kueue.ClusterQueue {
+	return clusterQueue(name, cohort, group([]corev1.ResourceName{gpu}, flavorQuotas("a100", quota(gpu, nominal, limits...))))
+}
+
+func gpus(nominal, borrowable, usage, pending int64) placement.Capacity {
+	return placement.Capacity{Flavors: []placement.Flavor{{Name: "a100", Resources: map[corev1.ResourceName]placement.Quota{
+		gpu: {Nominal: nominal * 1000, Borrowable: borrowable * 1000, Usage: usage * 1000, Pending: pending * 1000},
+	}}}}
+}
+
+// waitingCopy asks for n pods of one GPU and two CPUs each.
+func waitingCopy(name, queue string, n int32) kueue.Workload {
+	wl := kueuetesting.MakeWorkload(name, "ml").Queue(queue).Count(n).Obj()
+	wl.Spec.PodSets[0].Template.Spec.Containers[0].Resources.Requests = corev1.ResourceList{
+		corev1.ResourceCPU: resource.MustParse("2"), gpu: resource.MustParse("1"),
+	}
+	return *wl
+}
+
+func TestComputeCapacity(t *testing.T) {
+	allFlavors := sets.New("a100", "h100", "default")
+	mixed := clusterQueue("mixed", "",
+		group([]corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory},
+			flavorQuotas("default", quota(corev1.ResourceCPU, "32"), quota(corev1.ResourceMemory, "128Gi"))),
+		group([]corev1.ResourceName{gpu},
+			flavorQuotas("h100", quota(gpu, "8")),
+			flavorQuotas("a100", quota(gpu, "16"))))
+	mixed.Status.FlavorsReservation = []kueue.FlavorUsage{used("h100", string(gpu), "6"), used("default", "cpu", "10500m", "memory", "64Gi")}
+	mixed.Status.FlavorsUsage = []kueue.FlavorUsage{used("h100", string(gpu), "4"), used("a100", string(gpu), "2")}
+
+	cases := map[string]struct {
+		objs          capacityObjects
+		want          map[string]placement.Capacity // by namespace/LocalQueue
+		wantResources []courier.ResourceCapacity
+		wantSummary   string
+	}{
+		"no ClusterQueues": {
+			objs:        capacityObjects{LocalQueues: []kueue.LocalQueue{localQueue("ml", "lq", "gone")}},
+			want:        map[string]placement.Capacity{"ml/lq": {ClusterQueue: "gone"}, "ml/other": {}},
+			wantSummary: "no ClusterQueues",
+		},
+		"flavors in the queue's order, usage from the reservation": {
+			objs: capacityObjects{
+				ClusterQueues:   []kueue.ClusterQueue{mixed},
+				LocalQueues:     []kueue.LocalQueue{localQueue("ml", "lq", "mixed")},
+				ResourceFlavors: allFlavors,
+			},
+			want: map[string]placement.Capacity{"ml/lq": {Known: true, ClusterQueue: "mixed", Flavors: []placement.Flavor{
+				{Name: "default", Resources: map[corev1.ResourceName]placement.Quota{
+					corev1.ResourceCPU:    {Nominal: 32000, Usage: 10500},
+					corev1.ResourceMemory: {Nominal: 128 << 30 * 1000, Usage: 64 << 30 * 1000},
+				}},
+				{Name: "h100", Resources: map[corev1.ResourceName]placement.Quota{gpu: {Nominal: 8000, Usage: 6000}}},
+				{Name: "a100", Resources: map[corev1.ResourceName]placement.Quota{gpu: {Nominal: 16000, Usage: 2000}}},
+			}}},
+			wantResources: []courier.ResourceCapacity{
+				capacity("a100", gpu, "16", "2", ""),
+				capacity("default", corev1.ResourceCPU, "32", "10500m", ""),
+				capacity("default", corev1.ResourceMemory, "128Gi", "64Gi", ""),
+				capacity("h100", gpu, "8", "6", ""),
+			},
+			wantSummary: "nvidia.com/gpu 8/24, cpu 10.5/32, memory 64Gi/128Gi",
+		},
+		"borrowing within the cohort, lending limits and the borrowing limit": {
+			objs: capacityObjects{
+				ClusterQueues: []kueue.ClusterQueue{
+					gpuQueue("self", "research", "4", "5"),
+					withUsage(gpuQueue("lends-two", "research", "8", "", "2"), used("a100", string(gpu), "1")),
+					withUsage(gpuQueue("busy", "research", "8"), used("a100", string(gpu), "3")),
+					clusterQueue("other-flavor", "research", group([]corev1.ResourceName{gpu}, flavorQuotas("h100", quota(gpu, "8")))),
+					gpuQueue("other-cohort", "elsewhere", "8"),
+					gpuQueue("alone", "", "2"),
+				},
+				LocalQueues: []kueue.LocalQueue{
+					localQueue("ml", "self", "self"), localQueue("ml", "busy", "busy"), localQueue("ml", "alone", "alone"),
+				},
+				ResourceFlavors: allFlavors,
+			},
+			want: map[string]placement.Capacity{
+				// min(2, 8-1) + min(8, 8-3) = 7, capped at 5.
+				"ml/self": named("self", gpus(4, 5, 0, 0)),
+				// min(2, 7) from lends-two, 4 from self.
+				"ml/busy":  named("busy", gpus(8, 6, 3, 0)),
+				"ml/alone": named("alone", gpus(2, 0, 0, 0)),
+			},
+			wantResources: []courier.ResourceCapacity{
+				capacity("a100", gpu, "30", "4", ""),
+				capacity("h100", gpu, "8", "0", ""),
+			},
+			wantSummary: "nvidia.com/gpu 4/38",
+		},
+		"a queue that borrows leaves less to lend": {
+			objs: capacityObjects{
+				ClusterQueues: []kueue.ClusterQueue{
+					gpuQueue("self", "research", "4"),
+					withUsage(gpuQueue("borrower", "research", "8"), used("a100", string(gpu), "10")),
+					gpuQueue("idle", "research", "8"),
+				},
+				LocalQueues:     []kueue.LocalQueue{localQueue("ml", "self", "self"), localQueue("ml", "borrower", "borrower")},
+				ResourceFlavors: allFlavors,
+			},
+			want: map[string]placement.Capacity{
+				// 8 idle, less the 2 the borrower took.
+				"ml/self": named("self", gpus(4, 6, 0, 0)),
+				// It already holds 2 of the 12 others' quota: 10 more fit.
+				"ml/borrower": named("borrower", gpus(8, 12, 10, 0)),
+			},
+			wantResources: []courier.ResourceCapacity{capacity("a100", gpu, "20", "10", "")},
+			wantSummary:   "nvidia.com/gpu 10/20",
+		},
+		"pending demand of the waiting copies, in the first flavor listing each resource": {
+			objs: capacityObjects{
+				ClusterQueues: []kueue.ClusterQueue{
+					mixed,
+					clusterQueue("pods", "", group([]corev1.ResourceName{corev1.ResourcePods}, flavorQuotas("default", quota(corev1.ResourcePods, "10")))),
+				},
+				LocalQueues:     []kueue.LocalQueue{localQueue("ml", "lq", "mixed"), localQueue("ml", "pods", "pods")},
+				ResourceFlavors: allFlavors,
+				Workloads: []kueue.Workload{
+					waitingCopy("waits", "lq", 2),
+					waitingCopy("waits-too", "lq", 1),
+					*kueuetesting.MakeWorkload("counted-in-pods", "ml").Queue("pods").Count(3).Obj(),
+					*kueuetesting.MakeWorkload("reserved", "ml").Queue("lq").ReserveQuota("mixed").Obj(),
+					*kueuetesting.MakeWorkload("finished", "ml").Queue("lq").Condition(kueue.WorkloadFinished, metav1.ConditionTrue, "Succeeded", time.Time{}).Obj(),
+					*kueuetesting.MakeWorkload("deactivated", "ml").Queue("lq").Active(false).Obj(),
+					*kueuetesting.MakeWorkload("deleting", "ml").Queue("lq").Deleting(time.Time{}).Obj(),
+					*kueuetesting.MakeWorkload("no-such-queue", "ml").Queue("nope").Obj(),
+					*kueuetesting.MakeWorkload("other-namespace", "other").Queue("lq").Obj(),
+				},
+			},
+			want: map[string]placement.Capacity{
+				"ml/lq": {Known: true, ClusterQueue: "mixed", Flavors: []placement.Flavor{
+					{Name: "default", Resources: map[corev1.ResourceName]placement.Quota{
+						corev1.ResourceCPU:    {Nominal: 32000, Usage: 10500, Pending: 6000},
+						corev1.ResourceMemory: {Nominal: 128 << 30 * 1000, Usage: 64 << 30 * 1000},
+					}},
+					{Name: "h100", Resources: map[corev1.ResourceName]placement.Quota{gpu: {Nominal: 8000, Usage: 6000, Pending: 3000}}},
+					{Name: "a100", Resources: map[corev1.ResourceName]placement.Quota{gpu: {Nominal: 16000, Usage: 2000}}},
+				}},
+				"ml/pods": {Known: true, ClusterQueue: "pods", Flavors: []placement.Flavor{
+					{Name: "default", Resources: map[corev1.ResourceName]placement.Quota{corev1.ResourcePods: {Nominal: 10000, Pending: 3000}}},
+				}},
+			},
+			wantResources: []courier.ResourceCapacity{
+				capacity("a100", gpu, "16", "2", ""),
+				capacity("default", corev1.ResourceCPU, "32", "10500m", "6"),
+				capacity("default", corev1.ResourceMemory, "128Gi", "64Gi", ""),
+				capacity("default", corev1.ResourcePods, "10", "0", "3"),
+				capacity("h100", gpu, "8", "6", "3"),
+			},
+			wantSummary: "nvidia.com/gpu 8/24, cpu 10.5/32, memory 64Gi/128Gi, pods 0/10",
+		},
+		"queues that cannot admit are not offered, nor lend": {
+			objs: capacityObjects{
+				ClusterQueues: []kueue.ClusterQueue{
+					gpuQueue("self", "research", "4"),
+					func() kueue.ClusterQueue {
+						cq := gpuQueue("held", "research", "8")
+						cq.Spec.StopPolicy = ptr.To(kueue.Hold)
+						return cq
+					}(),
+					clusterQueue("no-flavor", "research", group([]corev1.ResourceName{gpu}, flavorQuotas("missing", quota(gpu, "8")))),
+					func() kueue.ClusterQueue {
+						cq := gpuQueue("deleting", "research", "8")
+						cq.DeletionTimestamp = ptr.To(metav1.Now())
+						return cq
+					}(),
+				},
+				LocalQueues: []kueue.LocalQueue{
+					localQueue("ml", "self", "self"), localQueue("ml", "held", "held"),
+					localQueue("ml", "no-flavor", "no-flavor"), localQueue("ml", "deleting", "deleting"),
+					func() kueue.LocalQueue {
+						lq := localQueue("ml", "stopped", "self")
+						lq.Spec.StopPolicy = ptr.To(kueue.HoldAndDrain)
+						return lq
+					}(),
+				},
+				ResourceFlavors: allFlavors,
+			},
+			want: map[string]placement.Capacity{
+				"ml/self":      named("self", gpus(4, 0, 0, 0)),
+				"ml/held":      {ClusterQueue: "held"},
+				"ml/no-flavor": {ClusterQueue: "no-flavor"},
+				"ml/deleting":  {ClusterQueue: "deleting"},
+				"ml/stopped":   {},
+			},
+			wantResources: []courier.ResourceCapacity{
+				capacity("a100", gpu, "12", "0", ""),
+				capacity("missing", gpu, "8", "0", ""),
+			},
+			wantSummary: "nvidia.com/gpu 0/20",
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			snap := computeCapacity(tc.objs)
+			got := map[string]placement.Capacity{}
+			for key := range tc.want {
+				ns, lq, _ := strings.Cut(key, "/")
+				got[key] = snap.capacity(ns, lq)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("capacity per LocalQueue mismatch (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.wantResources, snap.resources, quantities); diff != "" {
+				t.Errorf("resources mismatch (-want +got):\n%s", diff)
+			}
+			if snap.summary != tc.wantSummary {
+				t.Errorf("summary = %q, want %q", snap.summary, tc.wantSummary)
+			}
+		})
+	}
+}
+
+var quantities = cmp.Comparer(func(a, b resource.Quantity) bool { return a.Cmp(b) == 0 })
+
+func capacity(flavor string, res corev1.ResourceName, nominal, usage, pending string) courier.ResourceCapacity {
+	c := courier.ResourceCapacity{Flavor: flavor, Resource: string(res), Nominal: resource.MustParse(nominal), Usage: resource.MustParse(usage)}
+	if pending != "" {
+		c.Pending = ptr.To(resource.MustParse(pending))
+	}
+	return c
+}
+
+func named(cq string, c placement.Capacity) placement.Capacity {
+	c.Known, c.ClusterQueue = true, cq
+	return c
+}
+
+func TestCapacityBounds(t *testing.T) {
+	var flavors []kueue.FlavorQuotas
+	covered := []corev1.ResourceName{}
+	for i := range 20 {
+		covered = append(covered, corev1.ResourceName(fmt.Sprintf("vendor-%02d.example.com/accelerator", i)))
+	}
+	for i := range 4 {
+		var quotas []kueue.ResourceQuota
+		for _, res := range covered {
+			quotas = append(quotas, quota(res, "1"))
+		}
+		flavors = append(flavors, flavorQuotas(fmt.Sprintf("flavor-%d", i), quotas...))
+	}
+	snap := computeCapacity(capacityObjects{ClusterQueues: []kueue.ClusterQueue{clusterQueue("big", "", group(covered, flavors...))}})
+	if len(snap.resources) != maxCapacityEntries {
+		t.Errorf("%d resources, want %d", len(snap.resources), maxCapacityEntries)
+	}
+	if last := snap.resources[len(snap.resources)-1]; last.Flavor != "flavor-3" || last.Resource != "vendor-03.example.com/accelerator" {
+		t.Errorf("last resource %s/%s, want the first 64 by flavor then resource", last.Flavor, last.Resource)
+	}
+	if len(snap.summary) > maxSummaryLength || !strings.HasPrefix(snap.summary, "vendor-00.example.com/accelerator 0/4, ") {
+		t.Errorf("summary %q (%d characters), want at most %d, by resource name", snap.summary, len(snap.summary), maxSummaryLength)
+	}
+}
+
+func TestRemoteCapacity(t *testing.T) {
+	scheme := runtime.NewScheme()
+	if err := kueue.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	cq := gpuQueue("team", "", "8")
+	lq := localQueue("ml", "lq", "team")
+	rf := &kueue.ResourceFlavor{ObjectMeta: metav1.ObjectMeta{Name: "a100"}}
+	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(&cq, &lq, rf).Build()
+
+	without := NewRemote("w", c, c)
+	if got := without.Capacity("ml", "lq"); got.Known {
+		t.Errorf("Capacity() of a worker without the quota kinds = %+v, want unknown", got)
+	}
+	if _, summary := without.CapacitySummary(); !strings.HasPrefix(summary, "unknown: ") {
+		t.Errorf("CapacitySummary() = %q, want it to say why the capacity is unknown", summary)
+	}
+
+	with := NewRemote("w", c, c, capacityKinds...)
+	if diff := cmp.Diff(named("team", gpus(8, 0, 0, 0)), with.Capacity("ml", "lq")); diff != "" {
+		t.Errorf("Capacity() mismatch (-want +got):\n%s", diff)
+	}
+	ctx := context.Background()
+	if err := c.Get(ctx, client.ObjectKeyFromObject(&cq), &cq); err != nil {
+		t.Fatal(err)
+	}
+	cq.Spec.ResourceGroups[0].Flavors[0].Resources[0].NominalQuota = resource.MustParse("4")
+	if err := c.Update(ctx, &cq); err != nil {
+		t.Fatal(err)
+	}
+	resources, summary := with.CapacitySummary()
+	if diff := cmp.Diff([]courier.ResourceCapacity{capacity("a100", gpu, "4", "0", "")}, resources, quantities); diff != "" {
+		t.Errorf("CapacitySummary() resources mismatch (-want +got):\n%s", diff)
+	}
+	if summary != "nvidia.com/gpu 0/4" {
+		t.Errorf("CapacitySummary() summary = %q, want %q", summary, "nvidia.com/gpu 0/4")
+	}
+}
+
+func TestCapacitySnapshotIsReusedUntilStale(t *testing.T) {
+	scheme := runtime.NewScheme()
+	if err := kueue.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	c := fake.NewClientBuilder().WithScheme(scheme).Build()
+	tracker := newCapacityTracker(c, sets.New(capacityKinds...), "", true)
+	first := tracker.current(capacityMaxAge)
+	if first == nil {
+		t.Fatal("no snapshot")
+	}
+	if again := tracker.current(capacityMaxAge); again != first {
+		t.Error("recomputed without a change")
+	}
+	tracker.changes.Add(1)
+	if fresh := tracker.current(capacityMaxAge); fresh != first {
+		t.Error("recomputed within capacityMaxAge of the last computation")
+	}
+	if fresh := tracker.current(0); fresh == first {
+		t.Error("not recomputed after a change, with no age allowed")
+	}
+}

@@ -1,0 +1,280 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/sets"
+	toolscache "k8s.io/client-go/tools/cache"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+
+	courier "github.com/courierdev/courier/api/v1alpha1"
+	"github.com/courierdev/courier/pkg/placement"
+)
+
+var (
+	workloadGVK = kueue.SchemeGroupVersion.WithKind("Workload")
+	// capacityKinds are Kueue's quota objects. They are the worker's, not
+	// Courier's, so their informers are not filtered by origin. They are
+	// optional: a worker that does not serve them, or does not let Courier
+	// list them, is used as any other, with its capacity unknown.
+	capacityKinds = []schema.GroupVersionKind{
+		kueue.SchemeGroupVersion.WithKind("ClusterQueue"),
+		kueue.SchemeGroupVersion.WithKind("LocalQueue"),
+		kueue.SchemeGroupVersion.WithKind("ResourceFlavor"),
+	}
+)
+
+const (
+	// capacityMaxAge is how stale Capacity may be: the planner asks for
+	// every workload and every worker, and a busy worker changes its usage
+	// on every admission.
+	capacityMaxAge = time.Second
+	// capacityWakePeriod spaces the wake-ups of the WorkerCluster
+	// controller for quota changes, so that creating a thousand LocalQueues
+	// does not flood the channel every worker shares.
+	capacityWakePeriod = time.Second
+)
+
+// CapacityReport is a worker's capacity as the WorkerCluster status shows
+// it.
+type CapacityReport struct {
+	// Resources are the per-flavor, per-resource sums over the worker's
+	// ClusterQueues.
+	Resources []courier.ResourceCapacity
+	// Summary is used/nominal of the resources jobs ask for most, or why
+	// the capacity is not known.
+	Summary string
+}
+
+// Capacity returns what the ClusterQueue of a LocalQueue on the worker
+// offers, from a snapshot at most about a second old. Known is false when
+// the worker's quota is not observed, when the LocalQueue does not exist
+// there, or when its ClusterQueue cannot admit now. The result is shared:
+// callers must not modify it.
+func (r *Remote) Capacity(namespace, localQueue string) placement.Capacity {
+	s := r.capacity.current(capacityMaxAge)
+	if s == nil {
+		return placement.Capacity{}
+	}
+	return s.capacity(namespace, localQueue)
+}
+
+// CapacitySummary returns the worker's quota per flavor and resource,
+// summed over its ClusterQueues (at most 64 entries, by flavor then
+// resource), and a one-line summary of it, or why it is not known.
+func (r *Remote) CapacitySummary() ([]courier.ResourceCapacity, string) {
+	if r.capacity == nil {
+		return nil, ""
+	}
+	if r.capacity.unknown != "" {
+		return nil, r.capacity.unknown
+	}
+	// Fresh: the WorkerCluster controller asks when woken by a change.
+	s := r.capacity.current(0)
+	if s == nil {
+		return nil, "unknown: the worker's Kueue objects could not be read"
+	}
+	return s.resources, s.summary
+}
+
+// capacityTracker keeps a worker's capacity snapshot. Readers share the
+// latest one; the first reader to find it stale recomputes it while the
+// others go on with the old one.
+type capacityTracker struct {
+	reader client.Reader
+	// unknown says why the capacity cannot be known; empty when it can.
+	unknown string
+	// workloads is whether Courier's Workload copies can be read, for the
+	// pending demand.
+	workloads bool
+	// tracked is whether informer handlers count the changes; without them
+	// (NewRemote) every read recomputes.
+	tracked bool
+	changes atomic.Uint64
+	wake    chan struct{}
+
+	mu   sync.Mutex
+	snap atomic.Pointer[versionedSnapshot]
+}
+
+type versionedSnapshot struct {
+	*capacitySnapshot
+	version uint64
+	at      time.Time
+}
+
+func newCapacityTracker(reader client.Reader, served sets.Set[schema.GroupVersionKind], unknown string, tracked bool) *capacityTracker {
+	if unknown == "" && !served.HasAll(capacityKinds...) {
+		unknown = "unknown: the worker does not serve Kueue's v1beta2 ClusterQueues, LocalQueues and ResourceFlavors"
+	}
+	return &capacityTracker{
+		reader:    reader,
+		unknown:   unknown,
+		workloads: served.Has(workloadGVK),
+		tracked:   tracked,
+		wake:      make(chan struct{}, 1),
+	}
+}
+
+// current returns a snapshot no older than maxAge unless nothing changed
+// since, or nil when the capacity is not known.
+func (t *capacityTracker) current(maxAge time.Duration) *capacitySnapshot {
+	if t == nil || t.unknown != "" {
+		return nil
+	}
+	s := t.snap.Load()
+	if s != nil && t.tracked && (s.version == t.changes.Load() || time.Since(s.at) < maxAge) {
+		return s.capacitySnapshot
+	}
+	if s != nil {
+		if !t.mu.TryLock() {
+			return s.capacitySnapshot
+		}
+	} else {
+		t.mu.Lock()
+		if s = t.snap.Load(); s != nil {
+			t.mu.Unlock()
+			return s.capacitySnapshot
+		}
+	}
+	defer t.mu.Unlock()
+	// Read the count first: a change while listing makes the next read
+	// recompute again.
+	version := t.changes.Load()
+	objs, err := t.read(context.Background())
+	if err != nil {
+		ctrl.Log.WithName("cluster").Error(err, "Reading a worker's Kueue objects for its capacity")
+		if s != nil {
+			return s.capacitySnapshot
+		}
+		return nil
+	}
+	snap := computeCapacity(objs)
+	t.snap.Store(&versionedSnapshot{capacitySnapshot: snap, version: version, at: time.Now()})
+	return snap
+}
+
+// read lists the objects the capacity is computed from. Objects are not
+// copied: computeCapacity only reads them.
+func (t *capacityTracker) read(ctx context.Context) (capacityObjects, error) {
+	var objs capacityObjects
+	cqs, lqs, rfs := &kueue.ClusterQueueList{}, &kueue.LocalQueueList{}, &kueue.ResourceFlavorList{}
+	for _, list := range []client.ObjectList{cqs, lqs, rfs} {
+		if err := t.reader.List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
+			return objs, fmt.Errorf("listing %T: %w", list, err)
+		}
+	}
+	objs.ClusterQueues, objs.LocalQueues = cqs.Items, lqs.Items
+	objs.ResourceFlavors = sets.New[string]()
+	for _, rf := range rfs.Items {
+		objs.ResourceFlavors.Insert(rf.Name)
+	}
+	if t.workloads {
+		wls := &kueue.WorkloadList{}
+		if err := t.reader.List(ctx, wls, client.UnsafeDisableDeepCopy); err != nil {
+			return objs, fmt.Errorf("listing Workloads: %w", err)
+		}
+		objs.Workloads = wls.Items
+	}
+	return objs, nil
+}
+
+// handler counts an informer's changes. Quota objects added, removed or
+// respecified also wake the WorkerCluster controller; usage, which changes
+// on every admission, waits for its next periodic look.
+func (t *capacityTracker) handler(wakes bool) toolscache.ResourceEventHandler {
+	return toolscache.ResourceEventHandlerDetailedFuncs{
+		AddFunc: func(_ any, initial bool) {
+			t.changes.Add(1)
+			// The initial list is announced by the connection itself.
+			if wakes && !initial {
+				t.signal()
+			}
+		},
+		UpdateFunc: func(old, obj any) {
+			t.changes.Add(1)
+			if wakes && generation(old) != generation(obj) {
+				t.signal()
+			}
+		},
+		DeleteFunc: func(any) {
+			t.changes.Add(1)
+			if wakes {
+				t.signal()
+			}
+		},
+	}
+}
+
+func generation(obj any) int64 {
+	if o, err := meta.Accessor(obj); err == nil {
+		return o.GetGeneration()
+	}
+	return 0
+}
+
+func (t *capacityTracker) signal() {
+	select {
+	case t.wake <- struct{}{}:
+	default:
+	}
+}
+
+// run turns signals into calls of notify, at most one per
+// capacityWakePeriod, the last signal of a burst included.
+func (t *capacityTracker) run(ctx context.Context, notify func()) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.wake:
+		}
+		if notify != nil {
+			notify()
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(capacityWakePeriod):
+		}
+	}
+}
+
+// capacityAccess says why the worker's capacity cannot be known, or ""
+// when Courier may list every quota kind there. A refusal is not an error:
+// placement works without capacity, so it costs the worker its capacity,
+// not its use. Any other failure is.
+func capacityAccess(ctx context.Context, c client.Client, served sets.Set[schema.GroupVersionKind]) (string, error) {
+	if !served.HasAll(capacityKinds...) {
+		return "", nil
+	}
+	var refused []string
+	for _, gvk := range capacityKinds {
+		list := &metav1.PartialObjectMetadataList{}
+		list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+		err := c.List(ctx, list, client.Limit(1))
+		if apierrors.IsForbidden(err) {
+			refused = append(refused, strings.ToLower(gvk.Kind)+"s")
+			continue
+		}
+		if err != nil {
+			return "", classify(err, "listing "+KindName(gvk))
+		}
+	}
+	if len(refused) == 0 {
+		return "", nil
+	}
+	return fmt.Sprintf("unknown: Courier may not list %s %s there; grant get, list and watch on them (config/worker/rbac.yaml)",
+		kueue.SchemeGroupVersion.Group, strings.Join(refused, ", ")), nil
+}

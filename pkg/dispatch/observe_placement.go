@@ -1,0 +1,69 @@
+package dispatch
+
+import (
+	"cmp"
+	"time"
+
+	"k8s.io/utils/ptr"
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+
+	courier "github.com/courierdev/courier/api/v1alpha1"
+	"github.com/courierdev/courier/pkg/placement"
+)
+
+// placementInput is what the planner decides on for wl: the policy, the
+// workload's pod sets and job, and each candidate with its labels, why it
+// cannot take the job if so, and the room its worker's ClusterQueue for the
+// workload's LocalQueue offers.
+func (r *Reconciler) placementInput(wl *kueue.Workload, info jobInfo, policy placement.Policy, o Observed, workers map[string]*courier.WorkerCluster) placement.Input {
+	in := placement.Input{
+		Policy: policy,
+		Workload: placement.Workload{
+			Namespace: wl.Namespace,
+			Queue:     string(wl.Spec.QueueName),
+			Priority:  ptr.Deref(wl.Spec.Priority, 0),
+			Labels:    wl.Labels,
+		},
+		Started:   waitingSince(wl, o.Now),
+		Now:       o.Now,
+		Nominated: wl.Status.NominatedClusterNames,
+	}
+	in.Workload.PodSets = podSetsOf(wl)
+	if info.obj != nil {
+		in.Workload.Object = info.obj.Object
+	}
+	for _, c := range o.Candidates {
+		pc := placement.Cluster{Name: c.Name, Unusable: cmp.Or(c.Refuses, c.Unusable)}
+		if wc := workers[c.Name]; wc != nil {
+			pc.Labels = wc.Labels
+		}
+		if remote, err := r.remotes.Get(c.Name); err == nil {
+			pc.Capacity = remote.Capacity(wl.Namespace, string(wl.Spec.QueueName)).
+				WithPending(r.assumed.podSets(c.Name, queueOf(wl), wl.UID, o.Now))
+		}
+		in.Clusters = append(in.Clusters, pc)
+	}
+	return in
+}
+
+// podSetsOf is a Workload's pod sets as the planner counts them.
+func podSetsOf(wl *kueue.Workload) []placement.PodSet {
+	out := make([]placement.PodSet, 0, len(wl.Spec.PodSets))
+	for i := range wl.Spec.PodSets {
+		ps := &wl.Spec.PodSets[i]
+		out = append(out, placement.PodSet{Name: string(ps.Name), Count: ps.Count, Requests: placement.PodRequests(&ps.Template.Spec)})
+	}
+	return out
+}
+
+// queueOf names a Workload's LocalQueue with its namespace.
+func queueOf(wl *kueue.Workload) string { return wl.Namespace + "/" + string(wl.Spec.QueueName) }
+
+// waitingSince is when wl began to wait for a worker: when it got its
+// quota on the manager. Rounds and maxWaitTime count from it.
+func waitingSince(wl *kueue.Workload, now time.Time) time.Time {
+	if c := findCondition(wl.Status.Conditions, kueue.WorkloadQuotaReserved); c != nil && !c.LastTransitionTime.IsZero() {
+		return c.LastTransitionTime.Time
+	}
+	return now
+}

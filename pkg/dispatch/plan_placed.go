@@ -1,0 +1,239 @@
+package dispatch
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+
+	courier "github.com/courierdev/courier/api/v1alpha1"
+	"github.com/courierdev/courier/pkg/adapter"
+)
+
+// planFinished: the final job status is mirrored from the placed worker
+// before its copies go (a final sync, unless the manager's job already
+// shows what the worker's copy holds), and every other copy goes. A check
+// still Pending turns Ready, so that none is left Pending on a finished
+// Workload.
+func planFinished(o Observed) Plan {
+	wl := o.Workload
+	placed := ""
+	if o.Placement != nil {
+		placed = o.Placement.Cluster
+	} else if wl.Status.ClusterName != nil {
+		placed = *wl.Status.ClusterName
+	}
+	p := Plan{Delete: withCopies(o.Remotes, "")}
+	if r := o.Remotes[placed]; r.HasJob && !r.JobMirrored {
+		p.FinalSync = placed
+	}
+	if o.HasCheck && o.Check.State == kueue.CheckStatePending {
+		p.Status = &StatusChange{State: kueue.CheckStateReady, Message: "The workload finished.", ClusterName: wl.Status.ClusterName}
+	}
+	return p
+}
+
+// planEnded: the manager evicted or deactivated the Workload, released its
+// quota, or deleted its job. Every copy Courier can reach goes; those on a
+// worker out of reach stay recorded in the placement, so that the job is
+// not dispatched again before they are gone or their worker is lost.
+func planEnded(o Observed) Plan {
+	wl := o.Workload
+	p := Plan{Delete: withCopies(o.Remotes, ""), ClearJobActivity: !o.JobMissing}
+	if o.HasCheck && (len(wl.Status.NominatedClusterNames) > 0 || wl.Status.ClusterName != nil) {
+		p.Status = &StatusChange{State: o.Check.State, Message: o.Check.Message}
+	}
+	// Once the placed worker is known to hold nothing more, the record has
+	// nothing left to guard; a worker can then be drained without waiting
+	// for this Workload to be admitted again.
+	p.ClearRecord = o.Placement != nil && copiesGone(o, o.Placement.Cluster)
+	return p
+}
+
+// copiesGone reports whether worker c is known to hold no copy of the
+// Workload: connected and holding none, or lost for workerLostTimeout.
+func copiesGone(o Observed, c string) bool {
+	h := o.Health[c]
+	if h.Connected {
+		return !o.Remotes[c].holdsCopies()
+	}
+	return h.LostSince != nil && o.Now.Sub(h.LostSince.Time) >= o.WorkerLostTimeout
+}
+
+// planPlaced carries a placement on worker c through: copies elsewhere go;
+// the job is created on c if missing and its status mirrored; the check is
+// Ready naming c; the Workload finishes when c's copy does, after the final
+// job status is on the manager. It goes Retry when c evicts the workload or
+// loses its copy, or when c has been lost for workerLostTimeout. A job that
+// changed after dispatch, or whose AdmissionCheck is gone, is reported on,
+// never stopped.
+func planPlaced(o Observed, c string) Plan {
+	wl := o.Workload
+	p := Plan{Delete: withCopies(o.Remotes, c)}
+	h, r := o.Health[c], o.Remotes[c]
+	retry := func(reason, msg string) Plan {
+		if !o.HasCheck {
+			return p
+		}
+		p.Status = &StatusChange{State: kueue.CheckStateRetry, Message: msg,
+			ClusterName: wl.Status.ClusterName, Nominated: wl.Status.NominatedClusterNames}
+		p.Events = append(p.Events, Event{Type: "Warning", Reason: reason, Message: msg})
+		return p
+	}
+	if h.LostSince != nil {
+		lostFor := o.Now.Sub(h.LostSince.Time)
+		if lostFor >= o.WorkerLostTimeout {
+			return retry(h.LostReason, fmt.Sprintf("Worker %q %s, for longer than workerLostTimeout (%s); dispatching the workload again.",
+				c, h.LostWhy, o.WorkerLostTimeout))
+		}
+		p.RequeueAfter = o.WorkerLostTimeout - lostFor
+	}
+	if !h.Connected {
+		// The worker may well be running the job: wait for it, or for it to
+		// count as lost.
+		return p
+	}
+	var fin *metav1.Condition
+	switch {
+	case r.Workload == nil && r.HasJob && r.JobOutcome.Finished:
+		// The worker removed a finished Workload (its Kueue's retention
+		// policy, say); the job copy still says how it ended.
+		fin = outcomeCondition(r.JobOutcome)
+	case r.Workload == nil:
+		return retry(courier.EventRemoteEvicted, fmt.Sprintf("The workload's copy on worker %q is gone; dispatching the workload again.", c))
+	default:
+		fin = findCondition(r.Workload.Status.Conditions, kueue.WorkloadFinished)
+	}
+	if fin != nil && fin.Status == metav1.ConditionTrue {
+		if fin.Reason == kueue.WorkloadFinishedReasonOutOfSync {
+			return retry(courier.EventRemoteEvicted, fmt.Sprintf("Worker %q found its job out of sync with the workload: %s; dispatching the workload again.", c, fin.Message))
+		}
+		if r.HasJob {
+			p.FinalSync = c
+		}
+		msg := fmt.Sprintf("The workload finished on worker %q.", c)
+		p.Status = &StatusChange{
+			State: kueue.CheckStateReady, Message: msg, ClusterName: &c,
+			Finished: &metav1.Condition{Type: kueue.WorkloadFinished, Status: metav1.ConditionTrue, Reason: fin.Reason, Message: fin.Message},
+		}
+		if !o.HasCheck {
+			p.Status.State, p.Status.Message = "", ""
+		}
+		p.Events = append(p.Events, Event{Type: "Normal", Reason: courier.EventFinished, Message: msg + " " + fin.Message})
+		return p
+	}
+	if r.Workload.DeletionTimestamp != nil {
+		return retry(courier.EventRemoteEvicted, fmt.Sprintf("The workload's copy on worker %q is being deleted; dispatching the workload again.", c))
+	}
+	if ev := findCondition(r.Workload.Status.Conditions, kueue.WorkloadEvicted); (ev != nil && ev.Status == metav1.ConditionTrue) ||
+		!isTrue(r.Workload.Status.Conditions, kueue.WorkloadQuotaReserved) {
+		why := "it lost its quota reservation"
+		if ev != nil && ev.Status == metav1.ConditionTrue {
+			why = fmt.Sprintf("%s: %s", ev.Reason, ev.Message)
+		}
+		return retry(courier.EventRemoteEvicted, fmt.Sprintf("Worker %q evicted the workload (%s); dispatching the workload again.", c, why))
+	}
+	switch {
+	case !r.HasJob:
+		p.CreateJob = c
+	case !r.JobMirrored:
+		p.SyncJob = c
+	}
+	if !o.HasCheck {
+		return p
+	}
+	msg := fmt.Sprintf("Dispatched to worker %q, whose Kueue admitted the workload.", c)
+	var events []Event
+	for _, n := range placedNotes(o) {
+		msg += " " + n.Message
+		if !strings.Contains(o.Check.Message, n.Message) {
+			events = append(events, n)
+		}
+	}
+	if o.Check.State != kueue.CheckStateReady {
+		events = append([]Event{{Type: "Normal", Reason: courier.EventDispatched, Message: fmt.Sprintf("Dispatched to worker %q.", c)}}, events...)
+	}
+	if o.Check.State != kueue.CheckStateReady || o.Check.Message != msg || ptr.Deref(wl.Status.ClusterName, "") != c {
+		p.Status = &StatusChange{State: kueue.CheckStateReady, Message: msg, ClusterName: &c}
+		p.Events = append(p.Events, events...)
+	}
+	return p
+}
+
+// outcomeCondition is the Finished condition a job's own ending gives.
+func outcomeCondition(out adapter.Outcome) *metav1.Condition {
+	c := &metav1.Condition{Type: kueue.WorkloadFinished, Status: metav1.ConditionTrue, Reason: kueue.WorkloadFinishedReasonSucceeded, Message: out.Message}
+	if out.Failed {
+		c.Reason = kueue.WorkloadFinishedReasonFailed
+	}
+	if c.Message == "" {
+		c.Message = "The job ended; its Workload on the worker was removed."
+	}
+	return c
+}
+
+// placedNotes are what the check message of a placed workload reports
+// besides where it runs, each with the event that announces it.
+func placedNotes(o Observed) []Event {
+	var notes []Event
+	if o.Rejection != "" {
+		notes = append(notes, Event{Type: "Warning", Reason: courier.EventNotForwarded,
+			Message: truncate("The job changed after dispatch in a way its worker would refuse; the running copy is kept as it was: "+o.Rejection, maxNoteLength)})
+	}
+	if o.CheckMissing != "" {
+		notes = append(notes, Event{Type: "Warning", Reason: courier.EventCheckMissing, Message: o.CheckMissing})
+	}
+	return notes
+}
+
+// planEarlierPlacement: the Workload was evicted and admitted again since
+// Courier placed it. The earlier copies must be gone before the job goes
+// anywhere: removed where Courier can reach them, or left to the lost-
+// worker policy when their worker has been lost for workerLostTimeout.
+func planEarlierPlacement(o Observed) Plan {
+	c := o.Placement.Cluster
+	h := o.Health[c]
+	switch {
+	case copiesGone(o, c):
+		p := planUnplaced(o)
+		p.ClearRecord = p.Record == nil
+		return p
+	case h.Connected:
+		p := pending(o, fmt.Sprintf("Removing the copies an earlier admission left on worker %q before dispatching again.", c), nil)
+		p.Delete = withCopies(o.Remotes, "")
+		return p
+	}
+	msg := fmt.Sprintf("Worker %q held this workload before it was evicted and is out of reach; it may still run the job, so nothing is dispatched until it is back or counts as lost.", c)
+	p := pending(o, msg, nil, Event{Type: "Warning", Reason: courier.EventWaitingForWorker, Message: msg})
+	p.Delete = withCopies(o.Remotes, "")
+	if h.LostSince != nil {
+		p.RequeueAfter = o.WorkerLostTimeout - o.Now.Sub(h.LostSince.Time)
+	}
+	return p
+}
+
+// withCopies lists, in order, the clusters holding a copy, except keep.
+func withCopies(remotes map[string]Remote, keep string) []string {
+	var out []string
+	for cluster, r := range remotes {
+		if (cluster != keep && r.holdsCopies()) || r.Stale {
+			out = append(out, cluster)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// maxNoteLength bounds what a check message repeats of a longer text; the
+// event carries the same words.
+const maxNoteLength = 1024
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n-3] + "..."
+}

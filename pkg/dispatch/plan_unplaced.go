@@ -1,0 +1,227 @@
+package dispatch
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+
+	courier "github.com/courierdev/courier/api/v1alpha1"
+)
+
+// planUnplaced decides for a job not placed yet, in this order:
+//
+//  1. A job that cannot be dispatched: Rejected.
+//  2. A check whose AdmissionCheck is gone, other checks not Ready yet, or
+//     a misconfiguration: Pending, saying why, and nothing new goes out.
+//  3. A workload no worker's quota could ever hold: Rejected. One that
+//     waited longer than the policy's maxWaitTime: Retry, with why.
+//  4. The first copy a nominated worker admitted wins: the others go, the
+//     winner is recorded, the job is created there, and the check turns
+//     Ready.
+//  5. Without a winner, the clusters the planner nominates (see
+//     pkg/placement: the policy's strategy, filter and score over the
+//     workers' capacity) get a copy; copies on other clusters go.
+func planUnplaced(o Observed) Plan {
+	rejection := o.Rejection
+	if rejection == "" {
+		rejection = refusedEverywhere(o.Candidates)
+	}
+	switch {
+	case rejection != "":
+		if !o.HasCheck {
+			return Plan{}
+		}
+		return Plan{
+			Delete: withCopies(o.Remotes, ""),
+			Status: &StatusChange{State: kueue.CheckStateRejected, Message: rejection},
+			Events: []Event{{Type: "Warning", Reason: courier.EventRejected, Message: rejection}},
+		}
+	case o.CheckMissing != "":
+		// The check may be back in a moment (an install tool replacing it);
+		// the copies hold no job, and stay.
+		return pending(o, o.CheckMissing, o.Workload.Status.NominatedClusterNames)
+	case len(o.ChecksNotReady) > 0:
+		p := pending(o, fmt.Sprintf("Waiting for the admission checks %s to be Ready before dispatching.", strings.Join(o.ChecksNotReady, ", ")), nil)
+		p.Delete = withCopies(o.Remotes, "")
+		return p
+	case o.Misconfigured != "":
+		p := pending(o, o.Misconfigured, nil, Event{Type: "Warning", Reason: courier.EventMisconfigured, Message: o.Misconfigured})
+		p.Delete = withCopies(o.Remotes, "")
+		return p
+	case o.Decision != nil && o.Decision.Impossible:
+		if !o.HasCheck {
+			return Plan{}
+		}
+		msg := "No worker's quota could ever hold the whole workload. " + o.Decision.Message
+		return Plan{
+			Delete: withCopies(o.Remotes, ""),
+			Status: &StatusChange{State: kueue.CheckStateRejected, Message: msg},
+			Events: []Event{{Type: "Warning", Reason: courier.EventNoCapacity, Message: msg}},
+		}
+	case o.Decision != nil && o.Decision.Expired && firstAdmitted(o) == "":
+		if !o.HasCheck {
+			return Plan{}
+		}
+		msg := "No worker admitted the workload within the policy's maxWaitTime; requeueing it. " + o.Decision.Message
+		return Plan{
+			Delete: withCopies(o.Remotes, ""),
+			Status: &StatusChange{State: kueue.CheckStateRetry, Message: msg},
+			Events: []Event{{Type: "Warning", Reason: courier.EventWaitedTooLong, Message: msg}},
+		}
+	}
+	if winner := firstAdmitted(o); winner != "" {
+		return planWinner(o, winner)
+	}
+	return planNominate(o)
+}
+
+// refusedEverywhere says why, when every candidate refuses the job as it
+// is, and "" otherwise.
+func refusedEverywhere(candidates []Candidate) string {
+	if len(candidates) == 0 {
+		return ""
+	}
+	var why []string
+	for _, c := range candidates {
+		if c.Refuses == "" {
+			return ""
+		}
+		why = append(why, c.Name+": "+c.Refuses)
+	}
+	return truncate("No worker can ever take the job as it is: "+strings.Join(why, "; "), maxNoteLength)
+}
+
+// planWinner records the winner, creates the job there and turns the check
+// Ready, in that order; the losers' copies go. Kueue accepts a clusterName
+// only from the nominated clusters, so a winner not nominated yet is
+// nominated first.
+func planWinner(o Observed, winner string) Plan {
+	wl := o.Workload
+	p := Plan{Delete: withCopies(o.Remotes, winner)}
+	if !slices.Contains(wl.Status.NominatedClusterNames, winner) {
+		nominated := append(slices.Clone(wl.Status.NominatedClusterNames), winner)
+		slices.Sort(nominated)
+		p.Status = &StatusChange{State: kueue.CheckStatePending, Message: o.Check.Message, Nominated: nominated}
+		p.RequeueAfter = time.Second
+		return p
+	}
+	p.Record = &Placement{Cluster: winner, Evictions: o.Evictions}
+	if !o.Remotes[winner].HasJob {
+		p.CreateJob = winner
+	}
+	msg := fmt.Sprintf("Dispatched to worker %q, whose Kueue admitted the workload.", winner)
+	p.Status = &StatusChange{State: kueue.CheckStateReady, Message: msg, ClusterName: &winner}
+	p.Events = []Event{{Type: "Normal", Reason: courier.EventDispatched, Message: fmt.Sprintf("Dispatched to worker %q.", winner)}}
+	return p
+}
+
+func planNominate(o Observed) Plan {
+	nominated := nominatedNow(o)
+	var remove []string
+	for cluster, r := range o.Remotes {
+		if r.holdsCopies() && (r.Stale || !slices.Contains(nominated, cluster)) {
+			remove = append(remove, cluster)
+		}
+	}
+	slices.Sort(remove)
+	why := ""
+	if o.Decision != nil {
+		why = " " + o.Decision.Message
+	}
+	if len(nominated) == 0 {
+		p := pending(o, "No worker can take the workload now."+why, nil)
+		p.Delete = remove
+		return p
+	}
+	var create []string
+	for _, cluster := range nominated {
+		if o.Remotes[cluster].Workload == nil {
+			create = append(create, cluster)
+		}
+	}
+	// Kueue keeps nominatedClusterNames sorted by name.
+	sorted := slices.Sorted(slices.Values(nominated))
+	var events []Event
+	if !slices.Equal(o.Workload.Status.NominatedClusterNames, sorted) {
+		events = append(events, Event{Type: "Normal", Reason: courier.EventNominated,
+			Message: truncate(fmt.Sprintf("Copied the workload to %s.%s", strings.Join(nominated, ", "), why), maxNoteLength)})
+		for _, e := range o.Decision.Errors {
+			events = append(events, Event{Type: "Warning", Reason: courier.EventPlacementError, Message: truncate(fmt.Sprintf("Cluster %q is not eligible: %v.", e.Cluster, e.Err), maxNoteLength)})
+		}
+	}
+	p := pending(o, "Waiting for a nominated worker to admit the workload."+why, sorted, events...)
+	p.Delete, p.Create = remove, create
+	if d := o.Decision; d != nil {
+		p.RequeueAfter = soonest(d.NextRound, d.ExpiresIn)
+	}
+	return p
+}
+
+// nominatedNow are the clusters that get or keep a copy now, best first.
+func nominatedNow(o Observed) []string {
+	if o.Decision == nil {
+		return nil
+	}
+	return o.Decision.Nominate
+}
+
+// soonest is the shorter of the durations that are set.
+func soonest(ds ...time.Duration) time.Duration {
+	var out time.Duration
+	for _, d := range ds {
+		if d > 0 && (out == 0 || d < out) {
+			out = d
+		}
+	}
+	return out
+}
+
+// pending keeps the check Pending with msg and the nomination, writing
+// only what changed.
+func pending(o Observed, msg string, nominated []string, events ...Event) Plan {
+	if !o.HasCheck || (o.Check.State == kueue.CheckStatePending && o.Check.Message == msg && slices.Equal(o.Workload.Status.NominatedClusterNames, nominated)) {
+		return Plan{}
+	}
+	return Plan{
+		Status: &StatusChange{State: kueue.CheckStatePending, Message: msg, Nominated: nominated},
+		Events: events,
+	}
+}
+
+// firstAdmitted returns the connected, usable cluster whose copy was
+// admitted first, or "". A copy being deleted does not count. A cluster
+// that already holds the job wins over the others: the job may have started
+// there. Ties go by name.
+func firstAdmitted(o Observed) string {
+	type admitted struct {
+		cluster string
+		hasJob  bool
+		at      time.Time
+	}
+	var all []admitted
+	for cluster, r := range o.Remotes {
+		if r.Workload == nil || r.Workload.DeletionTimestamp != nil || !o.Health[cluster].Connected || !slices.Contains(nominatedNow(o), cluster) {
+			continue
+		}
+		if c := findCondition(r.Workload.Status.Conditions, kueue.WorkloadAdmitted); c != nil && c.Status == metav1.ConditionTrue {
+			all = append(all, admitted{cluster, r.HasJob, c.LastTransitionTime.Time})
+		}
+	}
+	if len(all) == 0 {
+		return ""
+	}
+	return slices.MinFunc(all, func(a, b admitted) int {
+		if a.hasJob != b.hasJob {
+			if a.hasJob {
+				return -1
+			}
+			return 1
+		}
+		return cmp.Or(a.at.Compare(b.at), strings.Compare(a.cluster, b.cluster))
+	}).cluster
+}

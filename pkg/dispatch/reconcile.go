@@ -1,0 +1,197 @@
+package dispatch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+
+	courier "github.com/courierdev/courier/api/v1alpha1"
+)
+
+// Reconcile observes one manager Workload and its copies, plans, and acts.
+func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	wl := &kueue.Workload{}
+	if err := r.client.Get(ctx, req.NamespacedName, wl); err != nil {
+		if !apierrors.IsNotFound(err) {
+			return reconcile.Result{}, fmt.Errorf("getting Workload: %w", err)
+		}
+		// Deleted on the manager: nothing of it may stay on the workers.
+		return r.removeEverywhere(ctx, req.Namespace, req.Name)
+	}
+	log := ctrl.LoggerFrom(ctx)
+	if r.written.stale(wl.UID, wl.ResourceVersion, r.now()) {
+		// Courier's own last write is not in the cache yet; its event
+		// brings the next pass. The requeue is only a backstop.
+		return reconcile.Result{RequeueAfter: requeueSoon}, nil
+	}
+	placement, err := placementOf(wl)
+	if err != nil {
+		log.V(2).Info("Ignoring a placement record Courier did not write", "reason", err.Error())
+	}
+	ref, err := r.courierCheck(ctx, wl)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	ref, ours, err := r.adopt(ctx, wl, ref, placement)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	if !ours {
+		// Not (or no longer) Courier's, and Courier runs nothing of it:
+		// copies of that name belong to an earlier Workload, or were
+		// nominated before its check went.
+		return r.removeEverywhere(ctx, wl.Namespace, wl.Name)
+	}
+	o, job, err := r.observe(ctx, wl, ref, placement)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	p := plan(o)
+	log.V(4).Info("Planned dispatch", "check", o.Check.State, "placement", o.Placement, "delete", p.Delete, "create", p.Create,
+		"record", p.Record, "createJob", p.CreateJob, "syncJob", p.SyncJob, "finalSync", p.FinalSync, "statusChange", p.Status != nil)
+	var check kueue.AdmissionCheckReference
+	if ref.state != nil {
+		check = ref.state.Name
+	}
+	return r.act(ctx, wl, check, p, job)
+}
+
+// act carries out a plan: status mirrors, Workload copies, the placement
+// record, the job, deletes, the status write, events. Each step runs only
+// if the ones before it succeeded, so that the final job status is on the
+// manager before the Workload finishes or any copy goes, the placement is
+// recorded before the job exists anywhere, and no copy is deleted for a
+// decision the manager refused.
+func (r *Reconciler) act(ctx context.Context, wl *kueue.Workload, check kueue.AdmissionCheckReference, p Plan, job jobInfo) (reconcile.Result, error) {
+	result := reconcile.Result{RequeueAfter: p.RequeueAfter}
+	events := p.Events
+	if p.FinalSync != "" {
+		if err := r.finalSync(ctx, p.FinalSync, wl, job); err != nil {
+			return reconcile.Result{}, fmt.Errorf("mirroring the final job status from %s: %w", p.FinalSync, err)
+		}
+	}
+	if p.SyncJob != "" {
+		if err := r.syncJob(ctx, p.SyncJob, wl, job); err != nil {
+			return reconcile.Result{}, fmt.Errorf("mirroring job status from %s: %w", p.SyncJob, err)
+		}
+	}
+	if p.ClearJobActivity && job.obj != nil {
+		if err := r.clearActivity(ctx, job); err != nil {
+			return reconcile.Result{}, fmt.Errorf("clearing the job's mirrored activity: %w", err)
+		}
+	}
+	var errs []error
+	for _, c := range p.Create {
+		ev, err := r.createWorkloadCopy(ctx, c, wl)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("creating Workload copy on %s: %w", c, err))
+		}
+		if ev != nil {
+			events = append(events, *ev)
+			result.RequeueAfter = requeueSoon
+		}
+	}
+	if len(errs) > 0 {
+		r.record(wl, events)
+		return reconcile.Result{}, errors.Join(errs...)
+	}
+	if p.Record != nil || p.ClearRecord {
+		if err := r.writePlacement(ctx, wl, p.Record); err != nil {
+			r.record(wl, events)
+			if apierrors.IsConflict(err) {
+				// Decided on an old version: decide again on the new one,
+				// with every copy still where it was.
+				return reconcile.Result{RequeueAfter: requeueSoon}, nil
+			}
+			return reconcile.Result{}, err
+		}
+	}
+	status := p.Status
+	if p.CreateJob != "" {
+		ev, err := r.createJob(ctx, p.CreateJob, wl, job)
+		if err != nil {
+			r.record(wl, events)
+			return reconcile.Result{}, fmt.Errorf("creating remote job on %s: %w", p.CreateJob, err)
+		}
+		if ev != nil {
+			// The job could not go there: no Ready; look again soon.
+			events, status, result.RequeueAfter = append(events, *ev), nil, requeueSoon
+		}
+	}
+	// Copies go once the decision that needs them gone is recorded: a
+	// placement refused above leaves every copy where it was.
+	var deleted []string
+	retrySoon := false
+	for _, c := range p.Delete {
+		gone, err := r.deleteCopies(ctx, c, wl.Namespace, wl.Name, job)
+		switch {
+		case isRetryable(err):
+			retrySoon = true
+		case err != nil:
+			errs = append(errs, fmt.Errorf("deleting copies on %s: %w", c, err))
+		case gone:
+			deleted = append(deleted, c)
+		}
+	}
+	if len(deleted) > 0 {
+		events = withRemoval(events, fmt.Sprintf("Removed the workload's copies from %s.", strings.Join(deleted, ", ")))
+	}
+	if len(errs) > 0 {
+		r.record(wl, events)
+		return reconcile.Result{}, errors.Join(errs...)
+	}
+	if retrySoon {
+		// A worker's controller wrote a copy after the informer saw it:
+		// the status waits for the next plan, on fresh state.
+		r.record(wl, events)
+		return reconcile.Result{RequeueAfter: requeueSoon}, nil
+	}
+	if status != nil {
+		if err := r.writeStatus(ctx, wl, check, status); apierrors.IsConflict(err) {
+			// Kueue wrote in between; plan again from its version. The
+			// placement, if recorded, holds the decision meanwhile.
+			r.record(wl, events)
+			return reconcile.Result{RequeueAfter: requeueSoon}, nil
+		} else if err != nil {
+			return reconcile.Result{}, client.IgnoreNotFound(err)
+		}
+		if status.Finished != nil {
+			r.skips.forget(wl.UID)
+		}
+	}
+	r.record(wl, events)
+	return result, nil
+}
+
+func (r *Reconciler) record(wl *kueue.Workload, events []Event) {
+	for _, e := range events {
+		r.recorder.Eventf(wl, nil, e.Type, e.Reason, "Dispatch", "%s", e.Message)
+	}
+}
+
+// withRemoval reports removed copies: in the Dispatched event when there is
+// one, since losing copies go as the job is dispatched, and otherwise in
+// an event of their own. Events are writes to the manager, one per step.
+func withRemoval(events []Event, msg string) []Event {
+	for i := range events {
+		if events[i].Reason == courier.EventDispatched {
+			events[i].Message += " " + msg
+			return events
+		}
+	}
+	return append(events, Event{Type: "Normal", Reason: courier.EventRemoteDeleted, Message: msg})
+}
+
+// isRetryable tells a write refused because Courier's view was out of
+// date (a conflict, or a JSON patch whose test no longer holds), which the
+// next plan, on fresh state, resolves.
+func isRetryable(err error) bool {
+	return apierrors.IsConflict(err) || apierrors.IsInvalid(err)
+}

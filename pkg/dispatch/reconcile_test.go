@@ -1,0 +1,466 @@
+package dispatch
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/apimachinery/pkg/util/uuid"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/tools/events"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+
+	courier "github.com/courierdev/courier/api/v1alpha1"
+	"github.com/courierdev/courier/pkg/adapter"
+	"github.com/courierdev/courier/pkg/cluster"
+	couriertesting "github.com/courierdev/courier/pkg/testing/courier"
+	kueuetesting "github.com/courierdev/courier/pkg/testing/kueue"
+	trainertesting "github.com/courierdev/courier/pkg/testing/trainer"
+)
+
+// These tests drive Reconcile over fake clients, to make races happen on
+// cue: an informer behind the API server, a status write that conflicts.
+// Everything else about dispatch is tested against real API servers in
+// test/integration/dispatch.
+
+var scheme = func() *runtime.Scheme {
+	s := runtime.NewScheme()
+	utilruntime.Must(clientgoscheme.AddToScheme(s))
+	utilruntime.Must(kueue.AddToScheme(s))
+	utilruntime.Must(trainer.AddToScheme(s))
+	utilruntime.Must(courier.AddToScheme(s))
+	return s
+}()
+
+const ns = "team-a"
+
+// fakeRemotes is a set of workers over fake clients.
+type fakeRemotes map[string]*cluster.Remote
+
+func (f fakeRemotes) Get(name string) (*cluster.Remote, error) {
+	if r := f[name]; r != nil {
+		return r, nil
+	}
+	return nil, cluster.ErrNotConnected
+}
+
+func (f fakeRemotes) Names() []string {
+	var names []string
+	for name := range f {
+		names = append(names, name)
+	}
+	return names
+}
+
+// newWorker is a worker whose informers answer from informer and whose API
+// server answers from api; they are the same unless a test wants the
+// informer behind.
+func newWorker(name string, informer, api client.Client) *cluster.Remote {
+	return cluster.NewRemote(name, informer, api, workloadGVK, trainer.GroupVersion.WithKind(trainer.TrainJobKind))
+}
+
+func fakeClient(funcs interceptor.Funcs, objs ...client.Object) client.Client {
+	b := fake.NewClientBuilder().WithScheme(scheme).
+		WithStatusSubresource(&kueue.Workload{}, &trainer.TrainJob{}, &kueue.AdmissionCheck{}, &courier.WorkerCluster{}).
+		WithObjects(objs...).WithInterceptorFuncs(funcs)
+	for field, extract := range RemoteIndexes() {
+		b = b.WithIndex(&kueue.Workload{}, field, extract).WithIndex(jobObject(adapter.NewTrainJob()), field, extract)
+	}
+	return b.Build()
+}
+
+// managerObjects are a Courier check over workers w1 and w2 and a TrainJob
+// with its Workload, quota reserved.
+func managerObjects(wl *kueue.Workload, job *trainer.TrainJob) []client.Object {
+	return []client.Object{
+		&kueue.AdmissionCheck{ObjectMeta: metav1.ObjectMeta{Name: check}, Spec: kueue.AdmissionCheckSpec{ControllerName: courier.ControllerName,
+			Parameters: &kueue.AdmissionCheckParametersReference{APIGroup: courier.GroupVersion.Group, Kind: "DispatchPolicy", Name: "p"}}},
+		&courier.DispatchPolicy{ObjectMeta: metav1.ObjectMeta{Name: "p"}, Spec: courier.DispatchPolicySpec{Clusters: []string{"w1", "w2"}}},
+		couriertesting.MakeWorkerCluster("w1").Obj(), couriertesting.MakeWorkerCluster("w2").Obj(),
+		job, wl,
+	}
+}
+
+func trainJob() *trainertesting.TrainJobWrapper {
+	return trainertesting.MakeTrainJob("tj", ns).UID("tj-uid").ManagedBy(adapter.TrainJobManagedBy)
+}
+
+func managerWl() *kueuetesting.WorkloadWrapper {
+	return kueuetesting.MakeWorkload("trainjob-tj", ns).UID("wl-uid").
+		Owner(trainer.GroupVersion.String(), trainer.TrainJobKind, "tj", "tj-uid").ReserveQuota("cq")
+}
+
+// remoteCopy is the manager Workload as its copy starts on a worker.
+func remoteCopy() *kueuetesting.WorkloadWrapper {
+	return kueuetesting.MakeWorkload("trainjob-tj", ns).ReserveQuota("cq")
+}
+
+// workloadCopy is Courier's copy of the manager Workload on a worker.
+func workloadCopy(w *kueuetesting.WorkloadWrapper) *kueue.Workload {
+	return w.UID(string(uuid.NewUUID())).Label(courier.OriginLabel, "courier").Annotation(courier.ManagerUIDAnnotation, "wl-uid").Obj()
+}
+
+// jobCopy is Courier's copy of the TrainJob on a worker, with a status.
+func jobCopy(t *testing.T, status *trainertesting.TrainJobWrapper) *unstructured.Unstructured {
+	t.Helper()
+	job, err := runtime.DefaultUnstructuredConverter.ToUnstructured(trainJob().Obj())
+	if err != nil {
+		t.Fatal(err)
+	}
+	copy, err := adapter.NewTrainJob().RemoteCopy(&unstructured.Unstructured{Object: job}, adapter.Destination{Workload: "trainjob-tj", Origin: "courier"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&status.Status)
+	if err != nil {
+		t.Fatal(err)
+	}
+	copy.Object["status"] = st
+	return copy
+}
+
+func newReconciler(manager client.Client, workers fakeRemotes) *Reconciler {
+	r := New(manager, workers, events.NewFakeRecorder(100), Options{
+		Origin: "courier", WorkerLostTimeout: time.Minute, Concurrency: 1, Adapters: []adapter.Adapter{adapter.NewTrainJob()},
+	})
+	r.now = func() time.Time { return now }
+	return r
+}
+
+func reconcileOnce(t *testing.T, r *Reconciler) {
+	t.Helper()
+	if _, err := r.Reconcile(context.Background(), reconcile.Request{NamespacedName: client.ObjectKey{Namespace: ns, Name: "trainjob-tj"}}); err != nil {
+		t.Fatalf("Reconcile: %v", err)
+	}
+}
+
+// The worker finished the job; the informer of jobs has not seen the job's
+// last status yet when the one of Workloads shows the Workload finished.
+// The manager's job must get the last status, before its Workload
+// finishes.
+func TestFinishMirrorsTheFinalStatusFirst(t *testing.T) {
+	finished := func() *kueuetesting.WorkloadWrapper {
+		return remoteCopy().Admit(t0).Condition(kueue.WorkloadFinished, metav1.ConditionTrue, kueue.WorkloadFinishedReasonSucceeded, t0)
+	}
+	running := trainJob().Condition("Created", metav1.ConditionTrue, "JobsCreated").JobsStatus("node", 1, 0)
+	complete := trainJob().Condition("Created", metav1.ConditionTrue, "JobsCreated").
+		Condition(trainer.TrainJobComplete, metav1.ConditionTrue, "JobsCompleted").JobsStatus("node", 0, 1)
+	wl := managerWl().ClusterName("w1").Check(check, kueue.CheckStateReady, readyMsg).
+		Annotation(courier.PlacementAnnotation, `{"cluster":"w1","evictions":0}`).Obj()
+	local := trainJob().Condition("Created", metav1.ConditionTrue, "JobsCreated").JobsStatus("node", 1, 0).Obj()
+
+	var writes []string
+	manager := fakeClient(interceptor.Funcs{SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, p client.Patch, opts ...client.SubResourcePatchOption) error {
+		gvks, _, _ := scheme.ObjectKinds(obj)
+		writes = append(writes, gvks[0].Kind)
+		return c.SubResource(sub).Patch(ctx, obj, p, opts...)
+	}}, managerObjects(wl, local)...)
+	informer := fakeClient(interceptor.Funcs{}, workloadCopy(finished()), jobCopy(t, running))
+	api := fakeClient(interceptor.Funcs{}, workloadCopy(finished()), jobCopy(t, complete))
+	reconcileOnce(t, newReconciler(manager, fakeRemotes{"w1": newWorker("w1", informer, api)}))
+
+	got := &trainer.TrainJob{}
+	if err := manager.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "tj"}, got); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(complete.Status.JobsStatus, got.Status.JobsStatus); diff != "" {
+		t.Errorf("manager TrainJob jobsStatus is not the worker's final one (-want +got):\n%s", diff)
+	}
+	if !meta.IsStatusConditionTrue(got.Status.Conditions, trainer.TrainJobComplete) {
+		t.Errorf("manager TrainJob is not Complete: %+v", got.Status.Conditions)
+	}
+	gotWl := &kueue.Workload{}
+	if err := manager.Get(context.Background(), client.ObjectKeyFromObject(wl), gotWl); err != nil {
+		t.Fatal(err)
+	}
+	if !meta.IsStatusConditionTrue(gotWl.Status.Conditions, kueue.WorkloadFinished) {
+		t.Errorf("manager Workload is not Finished: %+v", gotWl.Status.Conditions)
+	}
+	if diff := cmp.Diff([]string{"TrainJob", "Workload"}, writes); diff != "" {
+		t.Errorf("status writes on the manager in the wrong order (-want +got):\n%s", diff)
+	}
+}
+
+// The job is created on the worker that admitted first, then the status
+// write conflicts with Kueue's. By the next look the other worker has
+// admitted too, in the same second, and would win a tie by name. The job
+// must still run on the first worker only.
+func TestConflictAfterTheJobWasCreatedKeepsItsWorker(t *testing.T) {
+	wl := managerWl().Nominated("w1", "w2").Check(check, kueue.CheckStatePending, "").Obj()
+	conflicted := false
+	manager := fakeClient(interceptor.Funcs{SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, p client.Patch, opts ...client.SubResourcePatchOption) error {
+		if _, ok := obj.(*kueue.Workload); ok && !conflicted {
+			conflicted = true
+			return apierrors.NewConflict(kueue.Resource("workloads"), obj.GetName(), errors.New("Kueue wrote first"))
+		}
+		return c.SubResource(sub).Patch(ctx, obj, p, opts...)
+	}}, managerObjects(wl, trainJob().Obj())...)
+	// The informer has not seen the delete of the loser's copy yet: it
+	// shows the copy as it was.
+	w1 := fakeClient(interceptor.Funcs{Delete: func(context.Context, client.WithWatch, client.Object, ...client.DeleteOption) error { return nil }},
+		workloadCopy(remoteCopy()))
+	w2 := fakeClient(interceptor.Funcs{}, workloadCopy(remoteCopy().Admit(t0)))
+	r := newReconciler(manager, fakeRemotes{"w1": newWorker("w1", w1, w1), "w2": newWorker("w2", w2, w2)})
+
+	reconcileOnce(t, r)
+	if !conflicted {
+		t.Fatal("the status write did not happen")
+	}
+	expectJobOn(t, w2, true)
+
+	// w1 admits in the same second; by name it would win a tie.
+	copy := &kueue.Workload{}
+	if err := w1.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "trainjob-tj"}, copy); err != nil {
+		t.Fatal(err)
+	}
+	meta.SetStatusCondition(&copy.Status.Conditions, metav1.Condition{Type: kueue.WorkloadAdmitted, Status: metav1.ConditionTrue, Reason: "Admitted", LastTransitionTime: metav1.NewTime(t0)})
+	if err := w1.Status().Update(context.Background(), copy); err != nil {
+		t.Fatal(err)
+	}
+	reconcileOnce(t, r)
+	reconcileOnce(t, r)
+
+	expectJobOn(t, w1, false)
+	expectJobOn(t, w2, true)
+	got := &kueue.Workload{}
+	if err := manager.Get(context.Background(), client.ObjectKeyFromObject(wl), got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Status.ClusterName == nil || *got.Status.ClusterName != "w2" {
+		t.Errorf("clusterName = %v, want w2", got.Status.ClusterName)
+	}
+	var p Placement
+	if err := json.Unmarshal([]byte(got.Annotations[courier.PlacementAnnotation]), &p); err != nil || p.Cluster != "w2" {
+		t.Errorf("placement = %q, want w2", got.Annotations[courier.PlacementAnnotation])
+	}
+}
+
+func expectJobOn(t *testing.T, worker client.Client, want bool) {
+	t.Helper()
+	err := worker.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "tj"}, &trainer.TrainJob{})
+	if got := err == nil; got != want {
+		t.Errorf("TrainJob on the worker: %v, want %v (err: %v)", got, want, err)
+	}
+}
+
+func TestReleasePatch(t *testing.T) {
+	cases := map[string]struct {
+		finalizers []string
+		want       string
+	}{
+		"none of Courier's or Kueue's: no patch": {finalizers: []string{"example.com/keep"}},
+		"Courier's and Kueue's, around another, each tested where seen, from the end": {
+			finalizers: []string{courier.RemoteFinalizer, "example.com/keep", kueueResourceInUseFinalizer},
+			want: `[{"op":"test","path":"/metadata/finalizers/2","value":"kueue.x-k8s.io/resource-in-use"},{"op":"remove","path":"/metadata/finalizers/2"},` +
+				`{"op":"test","path":"/metadata/finalizers/0","value":"courier.dev/dispatcher"},{"op":"remove","path":"/metadata/finalizers/0"}]`,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, string(releasePatch(tc.finalizers))); diff != "" {
+				t.Errorf("releasePatch() mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestPlacementOf(t *testing.T) {
+	cases := map[string]struct {
+		annotation *string
+		want       *Placement
+		wantErr    bool
+	}{
+		"none":           {},
+		"one of Courier": {annotation: new(`{"cluster":"w1","evictions":2}`), want: &Placement{Cluster: "w1", Evictions: 2}},
+		"not JSON":       {annotation: new("w1"), wantErr: true},
+		"no cluster":     {annotation: new(`{"evictions":2}`), wantErr: true},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			w := kueuetesting.MakeWorkload("wl", ns)
+			if tc.annotation != nil {
+				w.Annotation(courier.PlacementAnnotation, *tc.annotation)
+			}
+			got, err := placementOf(w.Obj())
+			if (err != nil) != tc.wantErr {
+				t.Fatalf("placementOf() error = %v, want error %v", err, tc.wantErr)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("placementOf() mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestWithRemoval(t *testing.T) {
+	const removed = "Removed the workload's copies from b."
+	cases := map[string]struct {
+		events []Event
+		want   []Event
+	}{
+		"on dispatch, the Dispatched event says it": {
+			events: []Event{dispatchedEvent("a")},
+			want:   []Event{{Type: "Normal", Reason: "Dispatched", Message: `Dispatched to worker "a". ` + removed}},
+		},
+		"otherwise an event of its own": {
+			events: []Event{{Type: "Warning", Reason: "RemoteEvicted", Message: "evicted"}},
+			want:   []Event{{Type: "Warning", Reason: "RemoteEvicted", Message: "evicted"}, {Type: "Normal", Reason: "RemoteDeleted", Message: removed}},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, withRemoval(tc.events, removed)); diff != "" {
+				t.Errorf("withRemoval() mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// The placement write is refused (Courier decided on an old version of the
+// Workload). Nothing may have been deleted for that decision: the losing
+// copy stays until a decision is recorded.
+func TestARefusedPlacementDeletesNothing(t *testing.T) {
+	wl := managerWl().Nominated("w1", "w2").Check(check, kueue.CheckStatePending, "").Obj()
+	refused := false
+	manager := fakeClient(interceptor.Funcs{Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, p client.Patch, opts ...client.PatchOption) error {
+		if _, ok := obj.(*kueue.Workload); ok && !refused {
+			refused = true
+			return apierrors.NewConflict(kueue.Resource("workloads"), obj.GetName(), errors.New("out of date"))
+		}
+		return c.Patch(ctx, obj, p, opts...)
+	}}, managerObjects(wl, trainJob().Obj())...)
+	w1 := fakeClient(interceptor.Funcs{}, workloadCopy(remoteCopy()))
+	w2 := fakeClient(interceptor.Funcs{}, workloadCopy(remoteCopy().Admit(t0)))
+	r := newReconciler(manager, fakeRemotes{"w1": newWorker("w1", w1, w1), "w2": newWorker("w2", w2, w2)})
+
+	reconcileOnce(t, r)
+	if !refused {
+		t.Fatal("the placement was not written")
+	}
+	if err := w1.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "trainjob-tj"}, &kueue.Workload{}); err != nil {
+		t.Errorf("the losing copy went for a refused decision: %v", err)
+	}
+	expectJobOn(t, w1, false)
+	expectJobOn(t, w2, false)
+
+	reconcileOnce(t, r)
+	expectJobOn(t, w2, true)
+	if err := w1.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "trainjob-tj"}, &kueue.Workload{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the losing copy is still there once the placement is recorded: %v", err)
+	}
+}
+
+// Courier deletes a copy, and the worker's informer has not seen the delete
+// yet: it still shows the copy, admitted earlier than the other worker's.
+// The deleted copy must not win.
+func TestACopyCourierDeletedCannotWin(t *testing.T) {
+	wl := managerWl().Nominated("w1", "w2").Check(check, kueue.CheckStatePending, "").Obj()
+	manager := fakeClient(interceptor.Funcs{}, managerObjects(wl, trainJob().Obj())...)
+	// The informer keeps showing what Courier deleted.
+	lagging := interceptor.Funcs{Delete: func(context.Context, client.WithWatch, client.Object, ...client.DeleteOption) error { return nil }}
+	w1 := fakeClient(lagging, workloadCopy(remoteCopy()))
+	w2 := fakeClient(interceptor.Funcs{}, workloadCopy(remoteCopy()))
+	r := newReconciler(manager, fakeRemotes{"w1": newWorker("w1", w1, w1), "w2": newWorker("w2", w2, w2)})
+
+	// w1 is passed over for a moment: its copy goes.
+	r.skips.add("wl-uid", "w1", "passed over", now.Add(time.Minute))
+	reconcileOnce(t, r)
+	r.skips.forget("wl-uid")
+
+	for name, c := range map[string]client.Client{"w1": w1, "w2": w2} {
+		at := t0.Add(time.Second)
+		if name == "w1" {
+			at = t0
+		}
+		copy := &kueue.Workload{}
+		if err := c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "trainjob-tj"}, copy); err != nil {
+			t.Fatal(err)
+		}
+		meta.SetStatusCondition(&copy.Status.Conditions, metav1.Condition{Type: kueue.WorkloadAdmitted, Status: metav1.ConditionTrue, Reason: "Admitted", LastTransitionTime: metav1.NewTime(at)})
+		if err := c.Status().Update(context.Background(), copy); err != nil {
+			t.Fatal(err)
+		}
+	}
+	reconcileOnce(t, r)
+	expectJobOn(t, w1, false)
+	expectJobOn(t, w2, true)
+}
+
+// A finished TrainJob's copies cost the worker one delete: the job copy
+// has no finalizer (Trainer never deletes TrainJobs), and the Workload copy
+// its Kueue adopted goes with it through the worker's garbage collector.
+func TestCleanupOfAFinishedTrainJobIsOneDelete(t *testing.T) {
+	wl := managerWl().ClusterName("w1").Check(check, kueue.CheckStateReady, readyMsg).
+		Condition(kueue.WorkloadFinished, metav1.ConditionTrue, "Succeeded", t0).
+		Annotation(courier.PlacementAnnotation, `{"cluster":"w1","evictions":0}`).Obj()
+	done := trainJob().Condition(trainer.TrainJobComplete, metav1.ConditionTrue, "JobsCompleted")
+	manager := fakeClient(interceptor.Funcs{}, managerObjects(wl, done.Obj())...)
+	job := jobCopy(t, done)
+	job.SetUID("job-copy-uid")
+	copy := workloadCopy(remoteCopy().Admit(t0).Condition(kueue.WorkloadFinished, metav1.ConditionTrue, "Succeeded", t0))
+	copy.OwnerReferences = []metav1.OwnerReference{{APIVersion: trainer.GroupVersion.String(), Kind: trainer.TrainJobKind, Name: "tj", UID: "job-copy-uid", Controller: new(true)}}
+	var writes []string
+	count := func(verb string) { writes = append(writes, verb) }
+	w1 := fakeClient(interceptor.Funcs{
+		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+			count("create")
+			return c.Create(ctx, obj, opts...)
+		},
+		Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, p client.Patch, opts ...client.PatchOption) error {
+			count("patch")
+			return c.Patch(ctx, obj, p, opts...)
+		},
+		Delete: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.DeleteOption) error {
+			count("delete " + obj.GetObjectKind().GroupVersionKind().Kind)
+			return c.Delete(ctx, obj, opts...)
+		},
+	}, copy, job)
+	r := newReconciler(manager, fakeRemotes{"w1": newWorker("w1", w1, w1)})
+	reconcileOnce(t, r)
+	reconcileOnce(t, r)
+	if diff := cmp.Diff([]string{"delete TrainJob"}, writes); diff != "" {
+		t.Errorf("writes to the worker (-want +got):\n%s", diff)
+	}
+}
+
+// A pass that reads a Workload Courier has just written over (its cache
+// behind its own write) writes nothing: the write's event brings the next
+// pass, on the new version.
+func TestAPassOnAVersionCourierWroteOverWritesNothing(t *testing.T) {
+	wl := managerWl().Check(check, kueue.CheckStatePending, "").Obj()
+	writes := 0
+	manager := fakeClient(interceptor.Funcs{SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, p client.Patch, opts ...client.SubResourcePatchOption) error {
+		writes++
+		return c.SubResource(sub).Patch(ctx, obj, p, opts...)
+	}}, managerObjects(wl, trainJob().Obj())...)
+	w1 := fakeClient(interceptor.Funcs{})
+	r := newReconciler(manager, fakeRemotes{"w1": newWorker("w1", w1, w1)})
+	cached := &kueue.Workload{}
+	if err := manager.Get(context.Background(), client.ObjectKeyFromObject(wl), cached); err != nil {
+		t.Fatal(err)
+	}
+	r.written.note(cached.UID, cached.ResourceVersion, now)
+	reconcileOnce(t, r)
+	if writes != 0 {
+		t.Errorf("%d status writes on a version Courier wrote over, want none", writes)
+	}
+	r.written = newOwnWrites()
+	reconcileOnce(t, r)
+	if writes == 0 {
+		t.Error("no status write once the cache is current")
+	}
+}

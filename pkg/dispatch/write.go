@@ -1,0 +1,272 @@
+package dispatch
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+
+	courier "github.com/courierdev/courier/api/v1alpha1"
+	"github.com/courierdev/courier/pkg/adapter"
+)
+
+// writeStatus applies Courier's part of the Workload status in one patch,
+// guarded by the resourceVersion so that Kueue's concurrent writes are not
+// lost. A change without a State leaves the check alone: the Workload no
+// longer carries one Courier can write.
+func (r *Reconciler) writeStatus(ctx context.Context, wl *kueue.Workload, check kueue.AdmissionCheckReference, s *StatusChange) error {
+	before := wl.DeepCopy()
+	now := metav1.NewTime(r.now())
+	if s.State != "" {
+		state := findCheck(wl, check)
+		if state == nil {
+			return fmt.Errorf("admission check %q is not on Workload %s/%s", check, wl.Namespace, wl.Name)
+		}
+		if state.State != s.State {
+			state.LastTransitionTime = now
+		}
+		state.State, state.Message = s.State, s.Message
+	}
+	wl.Status.ClusterName = s.ClusterName
+	wl.Status.NominatedClusterNames = s.Nominated
+	if s.Finished != nil {
+		cond := *s.Finished
+		cond.ObservedGeneration, cond.LastTransitionTime = wl.Generation, now
+		meta.SetStatusCondition(&wl.Status.Conditions, cond)
+	}
+	if err := r.client.Status().Patch(ctx, wl, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
+		return fmt.Errorf("patching Workload status: %w", err)
+	}
+	r.written.note(wl.UID, before.ResourceVersion, r.now())
+	return nil
+}
+
+// writePlacement records p on the manager Workload, or removes the record
+// when p is nil. The write is guarded by the resourceVersion: a decision
+// made on an out-of-date Workload, which may not know of a placement made
+// a moment ago, is refused and made again.
+func (r *Reconciler) writePlacement(ctx context.Context, wl *kueue.Workload, p *Placement) error {
+	before := wl.DeepCopy()
+	annotations := maps.Clone(wl.Annotations)
+	if p == nil {
+		delete(annotations, courier.PlacementAnnotation)
+	} else {
+		data, err := json.Marshal(p)
+		if err != nil {
+			return fmt.Errorf("encoding placement: %w", err)
+		}
+		if annotations == nil {
+			annotations = map[string]string{}
+		}
+		annotations[courier.PlacementAnnotation] = string(data)
+	}
+	wl.Annotations = annotations
+	if err := r.client.Patch(ctx, wl, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
+		return fmt.Errorf("recording the placement: %w", err)
+	}
+	r.written.note(wl.UID, before.ResourceVersion, r.now())
+	if p != nil {
+		ctrl.LoggerFrom(ctx).V(2).Info("Placing workload", "cluster", p.Cluster, "evictions", p.Evictions)
+	}
+	return nil
+}
+
+// createWorkloadCopy creates wl's copy on a worker. A create that fails for
+// a reason a person must fix (a foreign object of the same name, a missing
+// namespace) passes that worker over for a while and returns an event.
+func (r *Reconciler) createWorkloadCopy(ctx context.Context, c string, wl *kueue.Workload) (*Event, error) {
+	remote, err := r.remotes.Get(c)
+	if err != nil {
+		return nil, nil // Not connected now; the next plan will see it.
+	}
+	err = remote.Client.Create(ctx, remoteWorkload(wl, r.opts.Origin))
+	switch {
+	case err == nil:
+		r.assumed.add(c, wl.UID, queueOf(wl), podSetsOf(wl), r.now())
+		return nil, nil
+	case apierrors.IsAlreadyExists(err):
+		existing := &kueue.Workload{}
+		if err := remote.APIReader.Get(ctx, client.ObjectKeyFromObject(wl), existing); err != nil {
+			return nil, client.IgnoreNotFound(err)
+		}
+		if r.owned(existing) {
+			return nil, nil // Ours; the informer has not seen it yet.
+		}
+		return r.skip(wl, c, foreignSkip, courier.EventForeignObject, "holds a Workload Courier did not create",
+			fmt.Sprintf("Worker %q has a Workload %s/%s that Courier did not create; Courier leaves it alone and passes the worker over.", c, wl.Namespace, wl.Name)), nil
+	case isNamespaceMissing(err):
+		return r.skip(wl, c, namespaceSkip, courier.EventNamespaceMissing, fmt.Sprintf("namespace %q does not exist there", wl.Namespace),
+			fmt.Sprintf("Namespace %q does not exist on worker %q; create it there, with LocalQueue %q, to dispatch to that worker.", wl.Namespace, c, wl.Spec.QueueName)), nil
+	default:
+		return nil, err
+	}
+}
+
+// createJob creates the job on the worker it is placed on, after the
+// objects it needs there (its PodGroups), so that its pods find them.
+func (r *Reconciler) createJob(ctx context.Context, c string, wl *kueue.Workload, job jobInfo) (*Event, error) {
+	if job.obj == nil {
+		return nil, errors.New("the manager's job is gone")
+	}
+	remote, err := r.remotes.Get(c)
+	if err != nil {
+		return nil, err
+	}
+	copies := make([]*unstructured.Unstructured, 0, len(job.deps)+1)
+	for _, dep := range job.deps {
+		copy := adapter.CopyForWorker(dep, r.opts.Origin)
+		labels := copy.GetLabels()
+		labels[courier.WorkloadLabel] = wl.Name
+		copy.SetLabels(labels)
+		copies = append(copies, copy)
+	}
+	jobCopy, err := job.adapter.RemoteCopy(job.obj, adapter.Destination{Workload: wl.Name, Origin: r.opts.Origin, RuntimePatch: job.patches[c]})
+	if err != nil {
+		return nil, err
+	}
+	copies = append(copies, jobCopy)
+	for _, copy := range copies {
+		annotations := copy.GetAnnotations()
+		if annotations == nil {
+			annotations = map[string]string{}
+		}
+		annotations[courier.ManagerUIDAnnotation] = string(wl.UID)
+		annotations[courier.AdmissionAnnotation] = strconv.Itoa(int(evictions(wl)))
+		copy.SetAnnotations(annotations)
+		err := remote.Client.Create(ctx, copy)
+		if err == nil {
+			continue
+		}
+		if !apierrors.IsAlreadyExists(err) {
+			return nil, fmt.Errorf("creating %s %s: %w", copy.GetKind(), copy.GetName(), err)
+		}
+		existing := &unstructured.Unstructured{}
+		existing.SetGroupVersionKind(copy.GroupVersionKind())
+		if err := remote.APIReader.Get(ctx, client.ObjectKeyFromObject(copy), existing); err != nil {
+			return nil, client.IgnoreNotFound(err)
+		}
+		if r.owned(existing) {
+			continue
+		}
+		ev := r.skip(wl, c, foreignSkip, courier.EventForeignObject, fmt.Sprintf("holds a %s Courier did not create", copy.GetKind()),
+			fmt.Sprintf("Worker %q has a %s %s/%s that Courier did not create; Courier leaves it alone and passes the worker over.", c, copy.GetKind(), copy.GetNamespace(), copy.GetName()))
+		if _, err := r.deleteCopies(ctx, c, wl.Namespace, wl.Name, jobInfo{}); err != nil {
+			return ev, err
+		}
+		return ev, nil
+	}
+	return nil, nil
+}
+
+// skip passes worker c over for wl for a while, giving why in a few words
+// (the placement message lists it) and returns the event that says it in
+// full.
+func (r *Reconciler) skip(wl *kueue.Workload, c string, d time.Duration, reason, short, msg string) *Event {
+	r.skips.add(wl.UID, c, short, r.now().Add(d))
+	return &Event{Type: "Warning", Reason: reason, Message: msg}
+}
+
+// syncJob mirrors the status of the worker's job copy, as the informer
+// has it, onto the manager's job.
+func (r *Reconciler) syncJob(ctx context.Context, c string, wl *kueue.Workload, job jobInfo) error {
+	if job.obj == nil {
+		return nil
+	}
+	remote, err := r.remotes.Get(c)
+	if err != nil {
+		return nil // Out of reach; the next look mirrors what is there then.
+	}
+	copy := &unstructured.Unstructured{}
+	copy.SetGroupVersionKind(job.adapter.GVK())
+	if err := remote.Client.Get(ctx, client.ObjectKey{Namespace: wl.Namespace, Name: job.name}, copy); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	return r.mirror(ctx, job, copy)
+}
+
+// finalSync mirrors the worker job's last status before Courier finishes
+// the Workload or removes the copy. The copy is read from the worker's API
+// server, not from the informer: the informer of jobs may lag behind the
+// one of Workloads, and the worker's Kueue finished the Workload only after
+// it saw the job's end, so a read now sees at least that. The manager's
+// answer to the status patch is the job as it is then stored.
+func (r *Reconciler) finalSync(ctx context.Context, c string, wl *kueue.Workload, job jobInfo) error {
+	if job.obj == nil {
+		return nil // The manager's job is gone: nobody to show the status to.
+	}
+	remote, err := r.remotes.Get(c)
+	if err != nil {
+		return err
+	}
+	copy := &unstructured.Unstructured{}
+	copy.SetGroupVersionKind(job.adapter.GVK())
+	if err := remote.APIReader.Get(ctx, client.ObjectKey{Namespace: wl.Namespace, Name: job.name}, copy); err != nil {
+		if apierrors.IsNotFound(err) {
+			ctrl.LoggerFrom(ctx).Info("Finishing without the final job status: the worker's copy is gone", "cluster", c)
+			return nil
+		}
+		return fmt.Errorf("reading the job copy: %w", err)
+	}
+	if !r.owned(copy) || !jobCopyOf(copy, wl) {
+		return nil
+	}
+	return r.mirror(ctx, job, copy)
+}
+
+// mirror makes the manager job's status equal to the worker copy's.
+func (r *Reconciler) mirror(ctx context.Context, job jobInfo, copy *unstructured.Unstructured) error {
+	data, err := job.adapter.StatusPatch(job.obj, copy)
+	if err != nil {
+		return err
+	}
+	return r.patchJobStatus(ctx, job.obj, data)
+}
+
+// clearActivity removes the manager job's mirrored activity.
+func (r *Reconciler) clearActivity(ctx context.Context, job jobInfo) error {
+	data, err := job.adapter.ClearActivityPatch(job.obj)
+	if err != nil {
+		return err
+	}
+	return r.patchJobStatus(ctx, job.obj, data)
+}
+
+// patchJobStatus applies a merge patch to a manager job's status; job
+// then holds what the API server stored.
+func (r *Reconciler) patchJobStatus(ctx context.Context, job *unstructured.Unstructured, data []byte) error {
+	if data == nil {
+		return nil
+	}
+	patch := client.RawPatch(types.MergePatchType, data)
+	if slices.Contains(r.opts.StatusInObject, job.GroupVersionKind()) {
+		return client.IgnoreNotFound(r.client.Patch(ctx, job, patch))
+	}
+	return client.IgnoreNotFound(r.client.Status().Patch(ctx, job, patch))
+}
+
+func (r *Reconciler) owned(obj client.Object) bool {
+	return obj.GetLabels()[courier.OriginLabel] == r.opts.Origin
+}
+
+// isNamespaceMissing tells a create refused for want of a namespace.
+func isNamespaceMissing(err error) bool {
+	var status apierrors.APIStatus
+	if !apierrors.IsNotFound(err) || !errors.As(err, &status) {
+		return false
+	}
+	d := status.Status().Details
+	return d != nil && d.Kind == "namespaces"
+}

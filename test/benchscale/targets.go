@@ -1,0 +1,129 @@
+package benchscale
+
+import (
+	"fmt"
+	"io"
+	"slices"
+)
+
+// The targets Courier's own cost is held to.
+const (
+	maxCPUPerDispatchMillis = 10.0
+	// maxGrowth bounds how much CPU per dispatch and RSS per pending
+	// workload may grow from the matrix's smallest N to its largest, and
+	// from its fewest workers to its most.
+	maxGrowth = 1.5
+	// maxPeakRSS applies at peakRSSWorkloads pending.
+	maxPeakRSS       = 300 << 20
+	peakRSSWorkloads = 5000
+	// minThroughput applies on throughputWorkers workers.
+	minThroughput     = 100.0
+	throughputWorkers = 2
+	maxP95Seconds     = 2.0
+)
+
+// Verdict is one target checked against the runs.
+type Verdict struct {
+	// Status is PASS, FAIL, or SKIP when no run measured what the target
+	// needs.
+	Status string `json:"status"`
+	Target string `json:"target"`
+	Detail string `json:"detail"`
+}
+
+func verdict(ok bool, target, detail string) Verdict {
+	status := "FAIL"
+	if ok {
+		status = "PASS"
+	}
+	return Verdict{Status: status, Target: target, Detail: detail}
+}
+
+// evaluate checks every target on the runs that measure it.
+func evaluate(results []*Result) []Verdict {
+	var vs []Verdict
+	for _, r := range results {
+		run := fmt.Sprintf("W=%d N=%d", r.Workers, r.Workloads)
+		cpu := r.Backlog.Cost.CPUMillisPerDispatch
+		vs = append(vs, verdict(cpu <= maxCPUPerDispatchMillis,
+			fmt.Sprintf("CPU ≤ %.0f ms per dispatch", maxCPUPerDispatchMillis), fmt.Sprintf("%s: %.2f ms", run, cpu)))
+		if r.Workloads == peakRSSWorkloads {
+			peak := r.Backlog.Cost.PeakRSSBytes
+			vs = append(vs, verdict(peak <= maxPeakRSS,
+				fmt.Sprintf("peak RSS ≤ %s at %d pending", mib(maxPeakRSS), peakRSSWorkloads), fmt.Sprintf("%s: %s", run, mib(float64(peak)))))
+		}
+		if r.Workers == throughputWorkers {
+			vs = append(vs, verdict(r.Backlog.Throughput >= minThroughput,
+				fmt.Sprintf("≥ %.0f workloads/s on %d workers", minThroughput, throughputWorkers), fmt.Sprintf("%s: %.1f/s", run, r.Backlog.Throughput)))
+		}
+		if r.Steady.Count > 0 {
+			p95 := r.Steady.Latency.P95
+			vs = append(vs, verdict(p95 <= maxP95Seconds,
+				fmt.Sprintf("p95 latency ≤ %.0f s", maxP95Seconds), fmt.Sprintf("%s: %.3f s", run, p95)))
+		}
+	}
+	if !slices.ContainsFunc(results, func(r *Result) bool { return r.Workloads == peakRSSWorkloads }) {
+		vs = append(vs, Verdict{Status: "SKIP", Target: fmt.Sprintf("peak RSS ≤ %s at %d pending", mib(maxPeakRSS), peakRSSWorkloads),
+			Detail: fmt.Sprintf("no run with N=%d", peakRSSWorkloads)})
+	}
+	if !slices.ContainsFunc(results, func(r *Result) bool { return r.Workers == throughputWorkers }) {
+		vs = append(vs, Verdict{Status: "SKIP", Target: fmt.Sprintf("≥ %.0f workloads/s on %d workers", minThroughput, throughputWorkers),
+			Detail: fmt.Sprintf("no run with W=%d", throughputWorkers)})
+	}
+	vs = append(vs, growth(results, "N", func(r *Result) int { return r.Workloads }, func(r *Result) int { return r.Workers }, "W")...)
+	vs = append(vs, growth(results, "W", func(r *Result) int { return r.Workers }, func(r *Result) int { return r.Workloads }, "N")...)
+	return vs
+}
+
+// growth compares, for each value of the fixed dimension, the runs at the
+// smallest and the largest value of the varied one.
+func growth(results []*Result, varied string, by func(*Result) int, fixedBy func(*Result) int, fixed string) []Verdict {
+	groups := map[int][]*Result{}
+	var keys []int
+	for _, r := range results {
+		k := fixedBy(r)
+		if _, ok := groups[k]; !ok {
+			keys = append(keys, k)
+		}
+		groups[k] = append(groups[k], r)
+	}
+	slices.Sort(keys)
+	metrics := []struct {
+		name, format string
+		value        func(*Result) float64
+	}{
+		{"CPU per dispatch", "%.2f ms", func(r *Result) float64 { return r.Backlog.Cost.CPUMillisPerDispatch }},
+		{"RSS per pending workload", "%.1f KiB", func(r *Result) float64 { return r.Backlog.RSSPerPendingBytes / 1024 }},
+	}
+	var vs []Verdict
+	for _, k := range keys {
+		g := groups[k]
+		lo := slices.MinFunc(g, func(a, b *Result) int { return by(a) - by(b) })
+		hi := slices.MaxFunc(g, func(a, b *Result) int { return by(a) - by(b) })
+		if by(lo) == by(hi) {
+			continue
+		}
+		for _, m := range metrics {
+			target := fmt.Sprintf("%s grows < %.1fx from %s=%d to %s=%d (%s=%d)", m.name, maxGrowth, varied, by(lo), varied, by(hi), fixed, k)
+			a, b := m.value(lo), m.value(hi)
+			if a <= 0 {
+				vs = append(vs, Verdict{Status: "SKIP", Target: target, Detail: "the smaller run measured " + fmt.Sprintf(m.format, a) + ", no base for a ratio"})
+				continue
+			}
+			detail := fmt.Sprintf(m.format+" -> "+m.format+" (%.2fx)", a, b, b/a)
+			vs = append(vs, verdict(b/a < maxGrowth, target, detail))
+		}
+	}
+	if len(vs) == 0 {
+		vs = append(vs, Verdict{Status: "SKIP", Target: fmt.Sprintf("CPU per dispatch and RSS per pending workload grow < %.1fx with %s", maxGrowth, varied),
+			Detail: fmt.Sprintf("no two runs at different %s with the same %s", varied, fixed)})
+	}
+	return vs
+}
+
+func printVerdicts(out io.Writer, vs []Verdict) {
+	fmt.Fprintln(out, "\nTargets:")
+	for _, v := range vs {
+		fmt.Fprintf(out, "%s  %s: %s\n", v.Status, v.Target, v.Detail)
+	}
+}
