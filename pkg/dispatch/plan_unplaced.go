@@ -33,14 +33,7 @@ func planUnplaced(o Observed) Plan {
 	}
 	switch {
 	case rejection != "":
-		if !o.HasCheck {
-			return Plan{}
-		}
-		return Plan{
-			Delete: withCopies(o.Remotes, ""),
-			Status: &StatusChange{State: kueue.CheckStateRejected, Message: rejection},
-			Events: []Event{{Type: "Warning", Reason: courier.EventRejected, Message: rejection}},
-		}
+		return endAttempt(o, kueue.CheckStateRejected, courier.EventRejected, rejection)
 	case o.CheckMissing != "":
 		// The check may be back in a moment (an install tool replacing it);
 		// the copies hold no job, and stay.
@@ -54,30 +47,30 @@ func planUnplaced(o Observed) Plan {
 		p.Delete = withCopies(o.Remotes, "")
 		return p
 	case o.Decision != nil && o.Decision.Impossible:
-		if !o.HasCheck {
-			return Plan{}
-		}
-		msg := "No worker's quota could ever hold the whole workload. " + o.Decision.Message
-		return Plan{
-			Delete: withCopies(o.Remotes, ""),
-			Status: &StatusChange{State: kueue.CheckStateRejected, Message: msg},
-			Events: []Event{{Type: "Warning", Reason: courier.EventNoCapacity, Message: msg}},
-		}
+		return endAttempt(o, kueue.CheckStateRejected, courier.EventNoCapacity,
+			"No worker's quota could ever hold the whole workload. "+o.Decision.Message)
 	case o.Decision != nil && o.Decision.Expired && firstAdmitted(o) == "":
-		if !o.HasCheck {
-			return Plan{}
-		}
-		msg := "No worker admitted the workload within the policy's maxWaitTime; requeueing it. " + o.Decision.Message
-		return Plan{
-			Delete: withCopies(o.Remotes, ""),
-			Status: &StatusChange{State: kueue.CheckStateRetry, Message: msg},
-			Events: []Event{{Type: "Warning", Reason: courier.EventWaitedTooLong, Message: msg}},
-		}
+		return endAttempt(o, kueue.CheckStateRetry, courier.EventWaitedTooLong,
+			"No worker admitted the workload within the policy's maxWaitTime; requeueing it. "+o.Decision.Message)
 	}
 	if winner := firstAdmitted(o); winner != "" {
 		return planWinner(o, winner)
 	}
 	return planNominate(o)
+}
+
+// endAttempt ends this dispatch attempt: every copy goes and the check turns
+// Rejected or Retry, with a warning saying why. Without a check Courier can
+// write there is nothing to say it on, and nothing is done.
+func endAttempt(o Observed, state kueue.CheckState, reason, msg string) Plan {
+	if !o.HasCheck {
+		return Plan{}
+	}
+	return Plan{
+		Delete: withCopies(o.Remotes, ""),
+		Status: &StatusChange{State: state, Message: msg},
+		Events: []Event{{Type: "Warning", Reason: reason, Message: msg}},
+	}
 }
 
 // refusedEverywhere says why, when every candidate refuses the job as it

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/courierdev/courier/test/benchreport"
 )
 
 // Backlog is the phase where Courier starts with N workloads pending.
@@ -29,14 +31,14 @@ type Steady struct {
 	AchievedRate  float64 `json:"achievedRatePerSecond"`
 	// Latency is from quota reserved (the driver's status update
 	// returned) to Courier's check seen Ready.
-	Latency Percentiles `json:"latencySeconds"`
+	Latency benchreport.Percentiles `json:"latencySeconds"`
 	// ToFirstCopy is from quota reserved to a worker seeing Courier's
 	// first copy; AdmittedToReady from the first worker's admission
 	// returning to the check seen Ready. Together they are Courier's part
 	// of Latency; the rest is the simulated workers' Kueue.
-	ToFirstCopy     Percentiles `json:"toFirstCopySeconds"`
-	AdmittedToReady Percentiles `json:"admittedToReadySeconds"`
-	Cost            Cost        `json:"cost"`
+	ToFirstCopy     benchreport.Percentiles `json:"toFirstCopySeconds"`
+	AdmittedToReady benchreport.Percentiles `json:"admittedToReadySeconds"`
+	Cost            Cost                    `json:"cost"`
 }
 
 // backlog creates the jobs' Workloads while Courier is stopped, starts
@@ -158,9 +160,9 @@ func (r *runner) steady(ctx context.Context, res *Result, jobs []job) error {
 		Count:           len(jobs),
 		RequestedRate:   r.opts.SteadyRate,
 		AchievedRate:    achieved,
-		Latency:         percentiles(latency),
-		ToFirstCopy:     percentiles(toCopy),
-		AdmittedToReady: percentiles(toReady),
+		Latency:         benchreport.PercentilesOf(latency),
+		ToFirstCopy:     benchreport.PercentilesOf(toCopy),
+		AdmittedToReady: benchreport.PercentilesOf(toReady),
 		Cost:            cost,
 	}
 	return nil

@@ -2,11 +2,8 @@ package benchscale
 
 import (
 	"cmp"
-	"encoding/json"
 	"fmt"
 	"io"
-	"math"
-	"os"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -29,32 +26,6 @@ type Result struct {
 	Steady        Steady   `json:"steady"`
 	Profiles      []string `json:"profiles,omitempty"`
 	Warnings      []string `json:"warnings,omitempty"`
-}
-
-// Percentiles summarise durations, in seconds.
-type Percentiles struct {
-	P50 float64 `json:"p50"`
-	P95 float64 `json:"p95"`
-	P99 float64 `json:"p99"`
-	Max float64 `json:"max"`
-}
-
-// percentiles uses the nearest rank.
-func percentiles(ds []time.Duration) Percentiles {
-	if len(ds) == 0 {
-		return Percentiles{}
-	}
-	s := slices.Clone(ds)
-	slices.Sort(s)
-	rank := func(q float64) float64 {
-		i := max(int(math.Ceil(q*float64(len(s))))-1, 0)
-		return s[i].Seconds()
-	}
-	return Percentiles{P50: rank(0.50), P95: rank(0.95), P99: rank(0.99), Max: s[len(s)-1].Seconds()}
-}
-
-func (p Percentiles) String() string {
-	return fmt.Sprintf("p50 %.3f s  p95 %.3f s  p99 %.3f s  max %.3f s", p.P50, p.P95, p.P99, p.Max)
 }
 
 func mib(b float64) string { return fmt.Sprintf("%.1f MiB", b/(1<<20)) }
@@ -132,18 +103,6 @@ func printRun(out io.Writer, r *Result) error {
 	}
 	for _, warning := range r.Warnings {
 		fmt.Fprintf(out, "WARNING: %s\n", warning)
-	}
-	return nil
-}
-
-// writeJSON writes v, indented, to path.
-func writeJSON(path string, v any) error {
-	data, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return fmt.Errorf("encoding %s: %w", path, err)
-	}
-	if err := os.WriteFile(path, append(data, '\n'), 0o644); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	return nil
 }

@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/courierdev/courier/test/benchreport"
 )
 
 // Options shape a scale benchmark: one run per (workers, workloads) pair.
@@ -92,16 +94,16 @@ func Run(ctx context.Context, opts Options, out io.Writer) error {
 				return fmt.Errorf("printing results: %w", err)
 			}
 			path := filepath.Join(opts.OutDir, runName(w, n)+".json")
-			if err := writeJSON(path, res); err != nil {
+			if err := benchreport.WriteJSON(path, res); err != nil {
 				return err
 			}
 			fmt.Fprintf(out, "results: %s\n", path)
 		}
 	}
 	verdicts := evaluate(results)
-	printVerdicts(out, verdicts)
-	return writeJSON(filepath.Join(opts.OutDir, "summary.json"), struct {
-		Runs    []*Result `json:"runs"`
-		Targets []Verdict `json:"targets"`
+	benchreport.PrintVerdicts(out, verdicts)
+	return benchreport.WriteJSON(filepath.Join(opts.OutDir, "summary.json"), struct {
+		Runs    []*Result             `json:"runs"`
+		Targets []benchreport.Verdict `json:"targets"`
 	}{results, verdicts})
 }

@@ -2,8 +2,9 @@ package benchscale
 
 import (
 	"fmt"
-	"io"
 	"slices"
+
+	"github.com/courierdev/courier/test/benchreport"
 )
 
 // The targets Courier's own cost is held to.
@@ -22,53 +23,36 @@ const (
 	maxP95Seconds     = 2.0
 )
 
-// Verdict is one target checked against the runs.
-type Verdict struct {
-	// Status is PASS, FAIL, or SKIP when no run measured what the target
-	// needs.
-	Status string `json:"status"`
-	Target string `json:"target"`
-	Detail string `json:"detail"`
-}
-
-func verdict(ok bool, target, detail string) Verdict {
-	status := "FAIL"
-	if ok {
-		status = "PASS"
-	}
-	return Verdict{Status: status, Target: target, Detail: detail}
-}
-
 // evaluate checks every target on the runs that measure it.
-func evaluate(results []*Result) []Verdict {
-	var vs []Verdict
+func evaluate(results []*Result) []benchreport.Verdict {
+	var vs []benchreport.Verdict
 	for _, r := range results {
 		run := fmt.Sprintf("W=%d N=%d", r.Workers, r.Workloads)
 		cpu := r.Backlog.Cost.CPUMillisPerDispatch
-		vs = append(vs, verdict(cpu <= maxCPUPerDispatchMillis,
+		vs = append(vs, benchreport.Check(cpu <= maxCPUPerDispatchMillis,
 			fmt.Sprintf("CPU ≤ %.0f ms per dispatch", maxCPUPerDispatchMillis), fmt.Sprintf("%s: %.2f ms", run, cpu)))
 		if r.Workloads == peakRSSWorkloads {
 			peak := r.Backlog.Cost.PeakRSSBytes
-			vs = append(vs, verdict(peak <= maxPeakRSS,
+			vs = append(vs, benchreport.Check(peak <= maxPeakRSS,
 				fmt.Sprintf("peak RSS ≤ %s at %d pending", mib(maxPeakRSS), peakRSSWorkloads), fmt.Sprintf("%s: %s", run, mib(float64(peak)))))
 		}
 		if r.Workers == throughputWorkers {
-			vs = append(vs, verdict(r.Backlog.Throughput >= minThroughput,
+			vs = append(vs, benchreport.Check(r.Backlog.Throughput >= minThroughput,
 				fmt.Sprintf("≥ %.0f workloads/s on %d workers", minThroughput, throughputWorkers), fmt.Sprintf("%s: %.1f/s", run, r.Backlog.Throughput)))
 		}
 		if r.Steady.Count > 0 {
 			p95 := r.Steady.Latency.P95
-			vs = append(vs, verdict(p95 <= maxP95Seconds,
+			vs = append(vs, benchreport.Check(p95 <= maxP95Seconds,
 				fmt.Sprintf("p95 latency ≤ %.0f s", maxP95Seconds), fmt.Sprintf("%s: %.3f s", run, p95)))
 		}
 	}
 	if !slices.ContainsFunc(results, func(r *Result) bool { return r.Workloads == peakRSSWorkloads }) {
-		vs = append(vs, Verdict{Status: "SKIP", Target: fmt.Sprintf("peak RSS ≤ %s at %d pending", mib(maxPeakRSS), peakRSSWorkloads),
-			Detail: fmt.Sprintf("no run with N=%d", peakRSSWorkloads)})
+		vs = append(vs, benchreport.Skip(fmt.Sprintf("peak RSS ≤ %s at %d pending", mib(maxPeakRSS), peakRSSWorkloads),
+			fmt.Sprintf("no run with N=%d", peakRSSWorkloads)))
 	}
 	if !slices.ContainsFunc(results, func(r *Result) bool { return r.Workers == throughputWorkers }) {
-		vs = append(vs, Verdict{Status: "SKIP", Target: fmt.Sprintf("≥ %.0f workloads/s on %d workers", minThroughput, throughputWorkers),
-			Detail: fmt.Sprintf("no run with W=%d", throughputWorkers)})
+		vs = append(vs, benchreport.Skip(fmt.Sprintf("≥ %.0f workloads/s on %d workers", minThroughput, throughputWorkers),
+			fmt.Sprintf("no run with W=%d", throughputWorkers)))
 	}
 	vs = append(vs, growth(results, "N", func(r *Result) int { return r.Workloads }, func(r *Result) int { return r.Workers }, "W")...)
 	vs = append(vs, growth(results, "W", func(r *Result) int { return r.Workers }, func(r *Result) int { return r.Workloads }, "N")...)
@@ -77,7 +61,7 @@ func evaluate(results []*Result) []Verdict {
 
 // growth compares, for each value of the fixed dimension, the runs at the
 // smallest and the largest value of the varied one.
-func growth(results []*Result, varied string, by func(*Result) int, fixedBy func(*Result) int, fixed string) []Verdict {
+func growth(results []*Result, varied string, by func(*Result) int, fixedBy func(*Result) int, fixed string) []benchreport.Verdict {
 	groups := map[int][]*Result{}
 	var keys []int
 	for _, r := range results {
@@ -95,7 +79,7 @@ func growth(results []*Result, varied string, by func(*Result) int, fixedBy func
 		{"CPU per dispatch", "%.2f ms", func(r *Result) float64 { return r.Backlog.Cost.CPUMillisPerDispatch }},
 		{"RSS per pending workload", "%.1f KiB", func(r *Result) float64 { return r.Backlog.RSSPerPendingBytes / 1024 }},
 	}
-	var vs []Verdict
+	var vs []benchreport.Verdict
 	for _, k := range keys {
 		g := groups[k]
 		lo := slices.MinFunc(g, func(a, b *Result) int { return by(a) - by(b) })
@@ -107,23 +91,16 @@ func growth(results []*Result, varied string, by func(*Result) int, fixedBy func
 			target := fmt.Sprintf("%s grows < %.1fx from %s=%d to %s=%d (%s=%d)", m.name, maxGrowth, varied, by(lo), varied, by(hi), fixed, k)
 			a, b := m.value(lo), m.value(hi)
 			if a <= 0 {
-				vs = append(vs, Verdict{Status: "SKIP", Target: target, Detail: "the smaller run measured " + fmt.Sprintf(m.format, a) + ", no base for a ratio"})
+				vs = append(vs, benchreport.Skip(target, "the smaller run measured "+fmt.Sprintf(m.format, a)+", no base for a ratio"))
 				continue
 			}
 			detail := fmt.Sprintf(m.format+" -> "+m.format+" (%.2fx)", a, b, b/a)
-			vs = append(vs, verdict(b/a < maxGrowth, target, detail))
+			vs = append(vs, benchreport.Check(b/a < maxGrowth, target, detail))
 		}
 	}
 	if len(vs) == 0 {
-		vs = append(vs, Verdict{Status: "SKIP", Target: fmt.Sprintf("CPU per dispatch and RSS per pending workload grow < %.1fx with %s", maxGrowth, varied),
-			Detail: fmt.Sprintf("no two runs at different %s with the same %s", varied, fixed)})
+		vs = append(vs, benchreport.Skip(fmt.Sprintf("CPU per dispatch and RSS per pending workload grow < %.1fx with %s", maxGrowth, varied),
+			fmt.Sprintf("no two runs at different %s with the same %s", varied, fixed)))
 	}
 	return vs
-}
-
-func printVerdicts(out io.Writer, vs []Verdict) {
-	fmt.Fprintln(out, "\nTargets:")
-	for _, v := range vs {
-		fmt.Fprintf(out, "%s  %s: %s\n", v.Status, v.Target, v.Detail)
-	}
 }

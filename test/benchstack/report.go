@@ -2,15 +2,14 @@ package benchstack
 
 import (
 	"cmp"
-	"debug/buildinfo"
-	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
-	"os"
 	"slices"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/courierdev/courier/test/benchreport"
 )
 
 // printResult prints the run as a table, then the targets and warnings.
@@ -61,7 +60,7 @@ func printResult(out io.Writer, res *Result) error {
 	if err := w.Flush(); err != nil {
 		return err
 	}
-	printVerdicts(out, res.Targets)
+	benchreport.PrintVerdicts(out, res.Targets)
 	if len(p.OnTwoWorkers) > 0 {
 		fmt.Fprintf(out, "WARNING: %d jobs had TrainJob copies on two workers: %s\n", len(p.OnTwoWorkers), firstOf(p.OnTwoWorkers, 10))
 	}
@@ -102,38 +101,4 @@ func firstOf(names []string, n int) string {
 		s += ", ..."
 	}
 	return s
-}
-
-// binaryVersion says which commit a Go binary was built from, and whether
-// the tree had changes.
-func binaryVersion(path string) string {
-	info, err := buildinfo.ReadFile(path)
-	if err != nil {
-		return "version unknown: " + err.Error()
-	}
-	settings := map[string]string{}
-	for _, s := range info.Settings {
-		settings[s.Key] = s.Value
-	}
-	rev := settings["vcs.revision"]
-	if rev == "" {
-		return "no VCS information"
-	}
-	v := "commit " + rev[:min(12, len(rev))]
-	if settings["vcs.modified"] == "true" {
-		v += " with uncommitted changes"
-	}
-	return v
-}
-
-// writeJSON writes v, indented, to path.
-func writeJSON(path string, v any) error {
-	data, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return fmt.Errorf("encoding %s: %w", path, err)
-	}
-	if err := os.WriteFile(path, append(data, '\n'), 0o644); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	return nil
 }

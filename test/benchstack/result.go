@@ -2,9 +2,10 @@ package benchstack
 
 import (
 	"maps"
-	"math"
 	"slices"
 	"time"
+
+	"github.com/courierdev/courier/test/benchreport"
 )
 
 // Result is one run, as written to stack.json.
@@ -30,15 +31,15 @@ type Result struct {
 	WallSeconds float64 `json:"wallSeconds"`
 	Throughput  float64 `json:"throughput"`
 	// Latency is from a job's submission to its Workload seen Finished.
-	Latency Percentiles `json:"latency"`
+	Latency benchreport.Percentiles `json:"latency"`
 	// SettleSeconds is from the last Workload Finished to the last copy
 	// seen deleted.
 	SettleSeconds float64 `json:"settleSeconds"`
 
-	Placement Placement `json:"placement"`
-	Requests  Requests  `json:"requests"`
-	Targets   []Verdict `json:"targets"`
-	Warnings  []string  `json:"warnings,omitempty"`
+	Placement Placement             `json:"placement"`
+	Requests  Requests              `json:"requests"`
+	Targets   []benchreport.Verdict `json:"targets"`
+	Warnings  []string              `json:"warnings,omitempty"`
 }
 
 // Placement is where the jobs ran, as the workers' informers saw it.
@@ -84,13 +85,6 @@ type PerWorkload struct {
 	Total  float64 `json:"total"`
 	Reads  float64 `json:"reads"`
 	Writes float64 `json:"writes"`
-}
-
-// Percentiles summarise durations, in seconds.
-type Percentiles struct {
-	P50 float64 `json:"p50"`
-	P95 float64 `json:"p95"`
-	Max float64 `json:"max"`
 }
 
 // summarize fills res from what the informers saw and the requests
@@ -150,7 +144,7 @@ func summarize(res *Result, t *tracker, names []string, counts requestCounts) {
 	res.SubmitSeconds = lastSubmit.Sub(first).Seconds()
 	res.WallSeconds = lastFinish.Sub(first).Seconds()
 	res.Throughput = float64(len(names)) / res.WallSeconds
-	res.Latency = percentiles(latencies)
+	res.Latency = benchreport.PercentilesOf(latencies)
 	res.Requests = requestsOf(counts, len(names))
 }
 
@@ -178,17 +172,4 @@ func requestsOf(c requestCounts, jobs int) Requests {
 	per := func(n uint64) float64 { return float64(n) / float64(jobs) }
 	r.PerWorkload = PerWorkload{Total: per(r.Total), Reads: per(r.Reads), Writes: per(r.Writes)}
 	return r
-}
-
-// percentiles uses the nearest rank.
-func percentiles(ds []time.Duration) Percentiles {
-	if len(ds) == 0 {
-		return Percentiles{}
-	}
-	s := slices.Clone(ds)
-	slices.Sort(s)
-	rank := func(q float64) float64 {
-		return s[max(int(math.Ceil(q*float64(len(s))))-1, 0)].Seconds()
-	}
-	return Percentiles{P50: rank(0.50), P95: rank(0.95), Max: s[len(s)-1].Seconds()}
 }

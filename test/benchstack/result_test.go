@@ -6,6 +6,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/courierdev/courier/test/benchreport"
 )
 
 func TestSummarizeAndEvaluate(t *testing.T) {
@@ -89,7 +91,7 @@ func TestSummarizeAndEvaluate(t *testing.T) {
 			if diff := cmp.Diff(tc.wantPer, res.Requests.PerWorkload); diff != "" {
 				t.Errorf("requests per workload (-want +got):\n%s", diff)
 			}
-			if diff := cmp.Diff(Percentiles{P50: 10, P95: 10, Max: 10}, res.Latency); diff != "" {
+			if diff := cmp.Diff(benchreport.Percentiles{P50: 10, P95: 10, P99: 10, Max: 10}, res.Latency); diff != "" {
 				t.Errorf("latency (-want +got):\n%s", diff)
 			}
 			var got []string

@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"time"
 
+	"github.com/courierdev/courier/test/benchreport"
 	"github.com/courierdev/courier/test/localcluster"
 )
 
@@ -80,7 +81,7 @@ func Run(ctx context.Context, opts Options, out io.Writer) (err error) {
 	fmt.Fprintf(out, "courier-bench stack: %d one-GPU TrainJobs at %g/s on a manager and %d workers of %dx%d GPUs, real Kueue, Trainer and JobSet\n",
 		opts.Jobs, opts.Rate, workers, gpuNodes, gpusPerNode)
 	fmt.Fprintf(out, "command: %s\n", opts.Command)
-	fmt.Fprintf(out, "courier: %s (%s); %d CPUs; environment in %s\n", courierBin, binaryVersion(courierBin), runtime.NumCPU(), opts.Dir)
+	fmt.Fprintf(out, "courier: %s (%s); %d CPUs; environment in %s\n", courierBin, benchreport.BinaryVersion(courierBin), runtime.NumCPU(), opts.Dir)
 	logf := func(format string, args ...any) {
 		fmt.Fprintf(out, "%s  %s\n", time.Now().Format("15:04:05"), fmt.Sprintf(format, args...))
 	}
@@ -102,13 +103,13 @@ func Run(ctx context.Context, opts Options, out io.Writer) (err error) {
 		return err
 	}
 	res.Command = opts.Command
-	res.CourierBinary = courierBin + " (" + binaryVersion(courierBin) + ")"
+	res.CourierBinary = courierBin + " (" + benchreport.BinaryVersion(courierBin) + ")"
 	res.Targets = evaluate(res)
 	if err := printResult(out, res); err != nil {
 		return fmt.Errorf("printing results: %w", err)
 	}
 	path := filepath.Join(opts.OutDir, "stack.json")
-	if err := writeJSON(path, res); err != nil {
+	if err := benchreport.WriteJSON(path, res); err != nil {
 		return err
 	}
 	fmt.Fprintf(out, "results: %s\n", path)

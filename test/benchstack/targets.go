@@ -2,7 +2,8 @@ package benchstack
 
 import (
 	"fmt"
-	"io"
+
+	"github.com/courierdev/courier/test/benchreport"
 )
 
 // The placement targets of issue 11.
@@ -16,41 +17,18 @@ const (
 	maxWritesPerWorkload   = 3.0
 )
 
-// Verdict is one target checked against the run.
-type Verdict struct {
-	// Status is PASS or FAIL.
-	Status string `json:"status"`
-	Target string `json:"target"`
-	Detail string `json:"detail"`
-}
-
-func verdict(ok bool, target, detail string) Verdict {
-	status := "FAIL"
-	if ok {
-		status = "PASS"
-	}
-	return Verdict{Status: status, Target: target, Detail: detail}
-}
-
 // evaluate checks the targets on a run.
-func evaluate(res *Result) []Verdict {
+func evaluate(res *Result) []benchreport.Verdict {
 	p, r := res.Placement, res.Requests.PerWorkload
-	return []Verdict{
-		verdict(len(p.OnTwoWorkers) == 0 && len(p.NeverStarted) == 0,
+	return []benchreport.Verdict{
+		benchreport.Check(len(p.OnTwoWorkers) == 0 && len(p.NeverStarted) == 0,
 			"every job ran on exactly one worker",
 			fmt.Sprintf("%d on two workers, %d never started", len(p.OnTwoWorkers), len(p.NeverStarted))),
-		verdict(p.MaxShare <= maxShare,
+		benchreport.Check(p.MaxShare <= maxShare,
 			fmt.Sprintf("with %d identical workers and %d jobs, neither gets more than %.0f%%", len(res.Workers), res.Jobs, 100*maxShare),
 			fmt.Sprintf("%s got %.1f%% (%d of %d)", p.MaxShareWorker, 100*p.MaxShare, p.PerWorker[p.MaxShareWorker], res.Jobs)),
-		verdict(r.Total <= maxRequestsPerWorkload && r.Writes <= maxWritesPerWorkload,
+		benchreport.Check(r.Total <= maxRequestsPerWorkload && r.Writes <= maxWritesPerWorkload,
 			fmt.Sprintf("≤ %.0f requests to workers per workload on average, ≤ %.0f of them writes", maxRequestsPerWorkload, maxWritesPerWorkload),
 			fmt.Sprintf("%.2f per workload, %.2f of them writes (%.2f reads)", r.Total, r.Writes, r.Reads)),
-	}
-}
-
-func printVerdicts(out io.Writer, vs []Verdict) {
-	fmt.Fprintln(out, "\nTargets:")
-	for _, v := range vs {
-		fmt.Fprintf(out, "%s  %s: %s\n", v.Status, v.Target, v.Detail)
 	}
 }

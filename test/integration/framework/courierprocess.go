@@ -6,9 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"syscall"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -107,9 +105,11 @@ leaderElection: {leaderElect: false}
 		args = append(args, "--pprof-bind-address", p.PprofAddress)
 	}
 	args = append(args, opts.ExtraArgs...)
-	p.proc = &process{name: "courier", path: opts.Binary, args: args, logPath: p.LogPath}
+	// Its own process group: the terminal's Ctrl-C then reaches the caller
+	// alone, which stops Courier by PID once it has what it needs.
+	p.proc = &process{name: "courier", path: opts.Binary, args: args, logPath: p.LogPath, ownGroup: true}
 	p.Started = time.Now()
-	if err := startInOwnGroup(p.proc); err != nil {
+	if err := p.proc.start(); err != nil {
 		return nil, err
 	}
 	p.PID, p.done = p.proc.pid(), p.proc.done
@@ -117,37 +117,6 @@ leaderElection: {leaderElect: false}
 		return nil, errors.Join(err, p.Stop())
 	}
 	return p, nil
-}
-
-// startInOwnGroup starts p as process.start does, in a process group of
-// its own: the terminal's Ctrl-C then reaches the caller alone, which stops
-// the child by PID once it has what it needs.
-func startInOwnGroup(p *process) error {
-	logFile, err := os.OpenFile(p.logPath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
-	if err != nil {
-		return fmt.Errorf("opening log of %s: %w", p.name, err)
-	}
-	cmd := exec.Command(p.path, p.args...)
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	cmd.SysProcAttr = childAttributes()
-	if cmd.SysProcAttr == nil {
-		cmd.SysProcAttr = &syscall.SysProcAttr{}
-	}
-	cmd.SysProcAttr.Setpgid = true
-	if err := cmd.Start(); err != nil {
-		_ = logFile.Close()
-		return fmt.Errorf("starting %s: %w", p.name, err)
-	}
-	done := make(chan struct{})
-	go func() {
-		_ = cmd.Wait()
-		_ = logFile.Close()
-		close(done)
-	}()
-	p.mu.Lock()
-	p.cmd, p.done = cmd, done
-	p.mu.Unlock()
-	return nil
 }
 
 func (p *CourierProcess) waitHealthy(ctx context.Context) error {

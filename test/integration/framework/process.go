@@ -19,6 +19,8 @@ type process struct {
 	path    string
 	args    []string
 	logPath string
+	// ownGroup starts it in a process group of its own.
+	ownGroup bool
 
 	mu   sync.Mutex
 	cmd  *exec.Cmd
@@ -38,6 +40,12 @@ func (p *process) start() error {
 	cmd := exec.Command(p.path, p.args...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	cmd.SysProcAttr = childAttributes()
+	if p.ownGroup {
+		if cmd.SysProcAttr == nil {
+			cmd.SysProcAttr = &syscall.SysProcAttr{}
+		}
+		cmd.SysProcAttr.Setpgid = true
+	}
 	if err := cmd.Start(); err != nil {
 		_ = logFile.Close()
 		return fmt.Errorf("starting %s: %w", p.name, err)
