@@ -81,9 +81,12 @@ type Reconciler struct {
 	recorder events.EventRecorder
 	now      func() time.Time
 	skips    *skipNotes
-	deleted  *deletedObjects
-	assumed  *assumedCopies
-	written  *ownWrites
+	deleted  *uidMemory
+	// finalMirrored are the job copies whose final status is on the
+	// manager.
+	finalMirrored *uidMemory
+	assumed       *assumedCopies
+	written       *ownWrites
 	// policies holds the DispatchPolicies' compiled CEL.
 	policies *placement.Cache
 	// remote carries workers' object changes and garbage-collection sweeps
@@ -100,19 +103,20 @@ func New(c client.Client, remotes Remotes, recorder events.EventRecorder, opts O
 		opts.Concurrency = 1
 	}
 	r := &Reconciler{
-		client:   c,
-		remotes:  remotes,
-		opts:     opts,
-		adapters: map[schema.GroupKind]adapter.Adapter{},
-		recorder: recorder,
-		now:      time.Now,
-		skips:    newSkipNotes(),
-		deleted:  newDeletedObjects(),
-		assumed:  newAssumedCopies(),
-		written:  newOwnWrites(),
-		policies: &placement.Cache{},
-		remote:   make(chan event.TypedGenericEvent[reconcile.Request], 4096),
-		stopped:  make(chan struct{}),
+		client:        c,
+		remotes:       remotes,
+		opts:          opts,
+		adapters:      map[schema.GroupKind]adapter.Adapter{},
+		recorder:      recorder,
+		now:           time.Now,
+		skips:         newSkipNotes(),
+		deleted:       newUIDMemory(deletedTTL),
+		finalMirrored: newUIDMemory(finalMirroredTTL),
+		assumed:       newAssumedCopies(),
+		written:       newOwnWrites(),
+		policies:      &placement.Cache{},
+		remote:        make(chan event.TypedGenericEvent[reconcile.Request], 4096),
+		stopped:       make(chan struct{}),
 	}
 	for _, a := range opts.Adapters {
 		r.adapters[a.GVK().GroupKind()] = a

@@ -88,6 +88,7 @@ func (r *Reconciler) remoteState(ctx context.Context, remote *cluster.Remote, wl
 		default:
 			rs.HasJob = true
 			rs.JobOutcome = job.adapter.Outcome(copy)
+			rs.FinalMirrored = r.finalMirrored.has(copy.GetUID(), now)
 			if job.obj != nil {
 				patch, err := job.adapter.StatusPatch(job.obj, copy)
 				rs.JobMirrored = err == nil && patch == nil

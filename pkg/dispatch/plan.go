@@ -70,6 +70,9 @@ type Remote struct {
 	HasJob bool
 	// JobMirrored: the manager job's status already equals the copy's.
 	JobMirrored bool
+	// FinalMirrored: Courier read the finished copy from the worker and
+	// mirrored it onto the manager's job; no final sync is needed again.
+	FinalMirrored bool
 	// JobOutcome is how the job copy's status says it ended, if it did.
 	JobOutcome adapter.Outcome
 	// Stale: a copy of an earlier manager Workload of the same name is

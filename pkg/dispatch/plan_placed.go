@@ -27,7 +27,7 @@ func planFinished(o Observed) Plan {
 		placed = *wl.Status.ClusterName
 	}
 	p := Plan{Delete: withCopies(o.Remotes, "")}
-	if r := o.Remotes[placed]; r.HasJob && !r.JobMirrored {
+	if r := o.Remotes[placed]; r.HasJob && !r.JobMirrored && !r.FinalMirrored {
 		p.FinalSync = placed
 	}
 	if o.HasCheck && o.Check.State == kueue.CheckStatePending {
@@ -111,7 +111,7 @@ func planPlaced(o Observed, c string) Plan {
 		if fin.Reason == kueue.WorkloadFinishedReasonOutOfSync {
 			return retry(courier.EventRemoteEvicted, fmt.Sprintf("Worker %q found its job out of sync with the workload: %s; dispatching the workload again.", c, fin.Message))
 		}
-		if r.HasJob {
+		if r.HasJob && !r.FinalMirrored {
 			p.FinalSync = c
 		}
 		msg := fmt.Sprintf("The workload finished on worker %q.", c)

@@ -464,3 +464,65 @@ func TestAPassOnAVersionCourierWroteOverWritesNothing(t *testing.T) {
 		t.Error("no status write once the cache is current")
 	}
 }
+
+// The final status is mirrored, then the Workload's status write conflicts
+// with Kueue's. The next pass finishes the Workload without reading the
+// worker's job again, though the informer of jobs still lags.
+func TestAConflictAfterTheFinalSyncReadsTheWorkerOnce(t *testing.T) {
+	finished := func() *kueuetesting.WorkloadWrapper {
+		return remoteCopy().Admit(t0).Condition(kueue.WorkloadFinished, metav1.ConditionTrue, kueue.WorkloadFinishedReasonSucceeded, t0)
+	}
+	running := trainJob().Condition("Created", metav1.ConditionTrue, "JobsCreated").JobsStatus("node", 1, 0)
+	complete := trainJob().Condition("Created", metav1.ConditionTrue, "JobsCreated").
+		Condition(trainer.TrainJobComplete, metav1.ConditionTrue, "JobsCompleted").JobsStatus("node", 0, 1)
+	wl := managerWl().ClusterName("w1").Check(check, kueue.CheckStateReady, readyMsg).
+		Annotation(courier.PlacementAnnotation, `{"cluster":"w1","evictions":0}`).Obj()
+	local := trainJob().Condition("Created", metav1.ConditionTrue, "JobsCreated").JobsStatus("node", 1, 0).Obj()
+
+	conflicts := 1
+	manager := fakeClient(interceptor.Funcs{SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, p client.Patch, opts ...client.SubResourcePatchOption) error {
+		if _, isWl := obj.(*kueue.Workload); isWl && conflicts > 0 {
+			conflicts--
+			return apierrors.NewConflict(kueue.Resource("workloads"), obj.GetName(), errors.New("the object has been modified"))
+		}
+		return c.SubResource(sub).Patch(ctx, obj, p, opts...)
+	}}, managerObjects(wl, local)...)
+	jobCopyObj := jobCopy(t, complete)
+	jobCopyObj.SetUID("copy-uid")
+	lagging := jobCopy(t, running)
+	lagging.SetUID("copy-uid")
+	informer := fakeClient(interceptor.Funcs{}, workloadCopy(finished()), lagging)
+	reads := 0
+	api := fakeClient(interceptor.Funcs{Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+		if u, ok := obj.(*unstructured.Unstructured); ok && u.GetKind() == trainer.TrainJobKind {
+			reads++
+		}
+		return c.Get(ctx, key, obj, opts...)
+	}}, workloadCopy(finished()), jobCopyObj)
+	r := newReconciler(manager, fakeRemotes{"w1": newWorker("w1", informer, api)})
+
+	req := reconcile.Request{NamespacedName: client.ObjectKeyFromObject(wl)}
+	for range 2 {
+		_, _ = r.Reconcile(context.Background(), req)
+	}
+	if conflicts != 0 {
+		t.Fatal("the Workload's status was never written")
+	}
+	gotWl := &kueue.Workload{}
+	if err := manager.Get(context.Background(), client.ObjectKeyFromObject(wl), gotWl); err != nil {
+		t.Fatal(err)
+	}
+	if !meta.IsStatusConditionTrue(gotWl.Status.Conditions, kueue.WorkloadFinished) {
+		t.Errorf("manager Workload is not Finished after the second pass: %+v", gotWl.Status.Conditions)
+	}
+	got := &trainer.TrainJob{}
+	if err := manager.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "tj"}, got); err != nil {
+		t.Fatal(err)
+	}
+	if !meta.IsStatusConditionTrue(got.Status.Conditions, trainer.TrainJobComplete) {
+		t.Errorf("manager TrainJob is not Complete: %+v", got.Status.Conditions)
+	}
+	if reads != 1 {
+		t.Errorf("the worker's job was read %d times, want once", reads)
+	}
+}

@@ -223,7 +223,11 @@ func (r *Reconciler) finalSync(ctx context.Context, c string, wl *kueue.Workload
 	if !r.owned(copy) || !jobCopyOf(copy, wl) {
 		return nil
 	}
-	return r.mirror(ctx, job, copy)
+	if err := r.mirror(ctx, job, copy); err != nil {
+		return err
+	}
+	r.finalMirrored.add(copy.GetUID(), r.now())
+	return nil
 }
 
 // mirror makes the manager job's status equal to the worker copy's.

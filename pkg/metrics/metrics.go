@@ -30,13 +30,13 @@ var (
 	}, []string{"cluster"})
 
 	// RemoteRequestDuration is the latency of requests to worker API servers,
-	// up to the response headers.
+	// up to the response headers, by cluster and verb (see Verb).
 	RemoteRequestDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Namespace: namespace,
 		Name:      "remote_request_duration_seconds",
 		Help:      "Latency of requests to worker API servers, up to the response headers.",
 		Buckets:   []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30},
-	}, []string{"cluster", "method"})
+	}, []string{"cluster", "verb"})
 
 	// RemoteRequestErrors counts requests to worker API servers that failed
 	// without a response, or got a 5xx or 429 answer.
@@ -44,7 +44,7 @@ var (
 		Namespace: namespace,
 		Name:      "remote_request_errors_total",
 		Help:      "Requests to worker API servers that got no response (code \"none\"), or a 429 or 5xx answer.",
-	}, []string{"cluster", "method", "code"})
+	}, []string{"cluster", "verb", "code"})
 )
 
 func init() {
@@ -66,12 +66,13 @@ func InstrumentTransport(cluster string) func(http.RoundTripper) http.RoundTripp
 		return roundTripperFunc(func(req *http.Request) (*http.Response, error) {
 			start := time.Now()
 			resp, err := rt.RoundTrip(req)
-			RemoteRequestDuration.WithLabelValues(cluster, req.Method).Observe(time.Since(start).Seconds())
+			verb := Verb(req)
+			RemoteRequestDuration.WithLabelValues(cluster, verb).Observe(time.Since(start).Seconds())
 			switch {
 			case err != nil:
-				RemoteRequestErrors.WithLabelValues(cluster, req.Method, "none").Inc()
+				RemoteRequestErrors.WithLabelValues(cluster, verb, "none").Inc()
 			case resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500:
-				RemoteRequestErrors.WithLabelValues(cluster, req.Method, strconv.Itoa(resp.StatusCode)).Inc()
+				RemoteRequestErrors.WithLabelValues(cluster, verb, strconv.Itoa(resp.StatusCode)).Inc()
 			}
 			return resp, err
 		})

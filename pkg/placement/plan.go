@@ -38,7 +38,9 @@ type candidate struct {
 // eligible cluster; BestFit the best FanOut×(round+1); Incremental the
 // best StepSize×(round+1). Clusters nominated before that are still
 // eligible stay nominated, so that no copy is taken back from a worker
-// about to admit it.
+// about to admit it, and count among those places unless they have no
+// room now; while one holds a copy, others are added only if they have
+// room now.
 //
 // Plan is pure and never panics; a Policy not built by Compile gets the
 // API's defaults for its zero fields.
@@ -102,11 +104,30 @@ func Plan(in Input) Decision {
 	for _, name := range in.Nominated {
 		kept[name] = true
 	}
+	// A cluster nominated before holds its copy and takes one of the
+	// round's n places while it may have room: the ranking moves as this
+	// workload's own copy uses up its cluster's room, and a move must not
+	// add copies. Once some cluster holds a copy, another gets one only if
+	// it has room now, for a copy queued on a full cluster is one more
+	// write that admits nothing sooner.
+	places, holding := n, false
+	for _, c := range eligible {
+		if kept[c.name] {
+			holding = true
+			if c.tier != tierNoRoomNow {
+				places--
+			}
+		}
+	}
 	waiting := 0
-	for i, c := range eligible {
-		if i < n || kept[c.name] {
+	for _, c := range eligible {
+		switch {
+		case kept[c.name]:
 			out.Nominate = append(out.Nominate, c.name)
-		} else {
+		case places > 0 && (!holding || c.tier != tierNoRoomNow):
+			out.Nominate = append(out.Nominate, c.name)
+			places--
+		default:
 			waiting++
 		}
 		out.Considered = append(out.Considered, Verdict{Cluster: c.name, Eligible: true, Score: c.score})

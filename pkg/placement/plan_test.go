@@ -118,10 +118,27 @@ func TestPlan(t *testing.T) {
 			want: Decision{Nominate: []string{"a", "c"}, Considered: abcRanked, NextRound: 10 * time.Second,
 				Message: "Nominated a, c (best 2 of 3; 1 more eligible in later rounds)."},
 		},
-		"nominated before and still eligible: kept, in rank order; unknown names ignored": {
+		"nominated before, still eligible with room: kept in the round's place; unknown names ignored": {
 			in: Input{Policy: bestFit(1), Workload: twoGPUs, Clusters: abc(), Started: t0, Now: t0, Nominated: []string{"b", "gone"}},
+			want: Decision{Nominate: []string{"b"}, Considered: abcRanked, NextRound: time.Minute,
+				Message: "Nominated b (best of 3; 2 more eligible in later rounds)."},
+		},
+		"nominated before, in a later round: kept, and the best others with room fill the places": {
+			in: Input{Policy: bestFit(1), Workload: twoGPUs, Clusters: abc(), Started: t0, Now: t0.Add(time.Minute), Nominated: []string{"b"}},
 			want: Decision{Nominate: []string{"a", "b"}, Considered: abcRanked, NextRound: time.Minute,
 				Message: "Nominated a, b (best 2 of 3; 1 more eligible in later rounds)."},
+		},
+		"nominated before, no room now, another with room: that one is added at once": {
+			in: Input{Policy: bestFit(1), Workload: twoGPUs, Started: t0, Now: t0, Nominated: []string{"a"},
+				Clusters: []Cluster{cluster("a", queue(gpus("f", 8, 7))), cluster("b", queue(gpus("f", 8, 4)))}},
+			want: Decision{Nominate: []string{"b", "a"}, Considered: []Verdict{eligible("b", 0.25), eligible("a", -0.125)},
+				Message: "Nominated b, a (best 2 of 2)."},
+		},
+		"nominated before, no room anywhere, in a later round: no copy is added": {
+			in: Input{Policy: bestFit(1), Workload: twoGPUs, Started: t0, Now: t0.Add(2 * time.Minute), Nominated: []string{"a"},
+				Clusters: []Cluster{cluster("a", queue(gpus("f", 8, 7))), cluster("b", queue(gpus("f", 8, 8)))}},
+			want: Decision{Nominate: []string{"a"}, Considered: []Verdict{eligible("a", -0.125), eligible("b", -0.25)}, NextRound: time.Minute,
+				Message: "Nominated a (best of 2; 1 more eligible in later rounds)."},
 		},
 		"nominated before, no longer usable: dropped": {
 			in: Input{Policy: bestFit(1), Workload: twoGPUs, Started: t0, Now: t0, Nominated: []string{"a"},

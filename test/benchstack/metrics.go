@@ -18,8 +18,8 @@ const (
 	errorsMetric   = "courier_remote_request_errors_total"
 )
 
-// requestCounts are Courier's requests to the workers, by worker and HTTP
-// method, and the failed ones by worker, method and code.
+// requestCounts are Courier's requests to the workers, by worker and verb,
+// and the failed ones by worker, verb and code.
 type requestCounts struct {
 	Requests map[string]map[string]uint64
 	Errors   map[string]map[string]uint64
@@ -57,13 +57,13 @@ func countRequests(families map[string]*dto.MetricFamily) requestCounts {
 	if f := families[requestsMetric]; f != nil {
 		for _, m := range f.GetMetric() {
 			l := labelsOf(m)
-			add(c.Requests, l["cluster"], l["method"], m.GetHistogram().GetSampleCount())
+			add(c.Requests, l["cluster"], l["verb"], m.GetHistogram().GetSampleCount())
 		}
 	}
 	if f := families[errorsMetric]; f != nil {
 		for _, m := range f.GetMetric() {
 			l := labelsOf(m)
-			add(c.Errors, l["cluster"], l["method"]+" "+l["code"], uint64(m.GetCounter().GetValue()))
+			add(c.Errors, l["cluster"], l["verb"]+" "+l["code"], uint64(m.GetCounter().GetValue()))
 		}
 	}
 	return c
@@ -101,11 +101,20 @@ func (c requestCounts) since(before requestCounts) requestCounts {
 	return requestCounts{Requests: diff(c.Requests, before.Requests), Errors: diff(c.Errors, before.Errors)}
 }
 
-// isWrite tells writes from reads by HTTP method. The metric has only the
-// method, so gets, lists and watches are all GET.
-func isWrite(method string) bool {
-	switch method {
-	case http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete:
+// Verbs (pkg/metrics.Verb) by what they are for: writes and gets are made
+// for workloads; lists and watches are the informers', and "other" the
+// health probes and discovery, made by the minute whatever the workloads.
+func isWrite(verb string) bool {
+	switch verb {
+	case "create", "update", "patch", "delete", "deletecollection":
+		return true
+	}
+	return false
+}
+
+func isBackground(verb string) bool {
+	switch verb {
+	case "list", "watch", "other":
 		return true
 	}
 	return false

@@ -39,13 +39,11 @@ func printResult(out io.Writer, res *Result) error {
 	fmt.Fprintf(w, "\trecreated\t%d jobs\ta second TrainJob copy on the same worker\n", p.Recreated)
 
 	r := res.Requests
-	fmt.Fprintf(w, "requests\tto workers\t%.2f /workload\t%d in all: %.2f reads + %.2f writes /workload\n", r.PerWorkload.Total, r.Total, r.PerWorkload.Reads, r.PerWorkload.Writes)
-	for _, m := range byCount(r.ByMethod) {
-		note := ""
-		if m == "GET" {
-			note = "; gets, lists and watches alike: the metric has the HTTP method only"
-		}
-		fmt.Fprintf(w, "\t%s\t%.2f /workload\t%d%s\n", m, float64(r.ByMethod[m])/float64(res.Jobs), r.ByMethod[m], note)
+	fmt.Fprintf(w, "requests\tfor workloads\t%.2f /workload\t%d: %.2f gets + %.2f writes /workload\n", r.PerWorkload.Total, r.Reads+r.Writes, r.PerWorkload.Reads, r.PerWorkload.Writes)
+	fmt.Fprintf(w, "\tbackground\t%.1f /min\t%d informers' lists and watches, health probes and discovery, by the minute whatever the workloads\n",
+		float64(r.Background)/res.WallSeconds*60, r.Background)
+	for _, v := range byCount(r.ByVerb) {
+		fmt.Fprintf(w, "\t%s\t%.2f /workload\t%d\n", v, float64(r.ByVerb[v])/float64(res.Jobs), r.ByVerb[v])
 	}
 	for _, wk := range slices.Sorted(maps.Keys(r.ByWorker)) {
 		var total uint64

@@ -64,23 +64,26 @@ type Placement struct {
 
 // Requests are Courier's requests to the workers during the run, from its
 // metrics: the difference of a scrape before the first submission and one
-// after the last copy was deleted. Reads are GETs, which the metric does
-// not tell apart into gets, lists and watches.
+// after the last copy was deleted.
 type Requests struct {
-	Total  uint64 `json:"total"`
-	Reads  uint64 `json:"reads"`
-	Writes uint64 `json:"writes"`
-	// PerWorkload divides by the jobs.
+	Total uint64 `json:"total"`
+	// Reads (gets) and Writes are made for workloads; Background are the
+	// informers' lists and watches and the health probes, made by the
+	// minute whatever the workloads.
+	Reads      uint64 `json:"reads"`
+	Writes     uint64 `json:"writes"`
+	Background uint64 `json:"background"`
+	// PerWorkload divides the reads and writes by the jobs.
 	PerWorkload PerWorkload       `json:"perWorkload"`
-	ByMethod    map[string]uint64 `json:"byMethod"`
-	// ByWorker is by worker, then by method.
+	ByVerb      map[string]uint64 `json:"byVerb"`
+	// ByWorker is by worker, then by verb.
 	ByWorker map[string]map[string]uint64 `json:"byWorker"`
-	// Errors is by worker, then by "method code", as pkg/metrics counts
+	// Errors is by worker, then by "verb code", as pkg/metrics counts
 	// them: no answer, a 429 or a 5xx.
 	Errors map[string]map[string]uint64 `json:"errors,omitempty"`
 }
 
-// PerWorkload is a count divided by the jobs.
+// PerWorkload is a count divided by the jobs; Total is reads and writes.
 type PerWorkload struct {
 	Total  float64 `json:"total"`
 	Reads  float64 `json:"reads"`
@@ -157,19 +160,22 @@ func later(a, b time.Time) time.Time {
 
 // requestsOf totals the counts and divides them by the jobs.
 func requestsOf(c requestCounts, jobs int) Requests {
-	r := Requests{ByMethod: map[string]uint64{}, ByWorker: c.Requests, Errors: c.Errors}
-	for _, methods := range c.Requests {
-		for m, n := range methods {
-			r.ByMethod[m] += n
+	r := Requests{ByVerb: map[string]uint64{}, ByWorker: c.Requests, Errors: c.Errors}
+	for _, verbs := range c.Requests {
+		for v, n := range verbs {
+			r.ByVerb[v] += n
 			r.Total += n
-			if isWrite(m) {
+			switch {
+			case isWrite(v):
 				r.Writes += n
-			} else {
+			case isBackground(v):
+				r.Background += n
+			default:
 				r.Reads += n
 			}
 		}
 	}
 	per := func(n uint64) float64 { return float64(n) / float64(jobs) }
-	r.PerWorkload = PerWorkload{Total: per(r.Total), Reads: per(r.Reads), Writes: per(r.Writes)}
+	r.PerWorkload = PerWorkload{Total: per(r.Reads + r.Writes), Reads: per(r.Reads), Writes: per(r.Writes)}
 	return r
 }

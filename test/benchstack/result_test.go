@@ -30,8 +30,8 @@ func TestSummarizeAndEvaluate(t *testing.T) {
 				"j1": {copies: map[string][]bool{"w2": {true}}},
 			},
 			counts: requestCounts{Requests: map[string]map[string]uint64{
-				"w1": {"POST": 2, "DELETE": 1, "GET": 1},
-				"w2": {"POST": 2, "DELETE": 1, "GET": 1},
+				"w1": {"create": 2, "delete": 1, "get": 1, "watch": 3, "other": 9},
+				"w2": {"create": 2, "delete": 1, "get": 1, "list": 2},
 			}},
 			wantPerWorker: map[string]int{"w1": 1, "w2": 1},
 			wantPer:       PerWorkload{Total: 4, Reads: 1, Writes: 3},
@@ -43,8 +43,8 @@ func TestSummarizeAndEvaluate(t *testing.T) {
 				"j1": {copies: map[string][]bool{"w1": {true}}},
 			},
 			counts: requestCounts{Requests: map[string]map[string]uint64{
-				"w1": {"POST": 6, "GET": 2},
-				"w2": {"POST": 2},
+				"w1": {"create": 6, "get": 2},
+				"w2": {"create": 1, "patch": 1},
 			}},
 			wantPerWorker: map[string]int{"w1": 2, "w2": 0},
 			wantTwo:       []string{"j0"},
@@ -107,16 +107,16 @@ func TestSummarizeAndEvaluate(t *testing.T) {
 
 func TestRequestCountsSince(t *testing.T) {
 	before := requestCounts{
-		Requests: map[string]map[string]uint64{"w1": {"GET": 5, "POST": 2}, "gone": {"GET": 9}},
+		Requests: map[string]map[string]uint64{"w1": {"get": 5, "create": 2}, "gone": {"get": 9}},
 		Errors:   map[string]map[string]uint64{},
 	}
 	after := requestCounts{
-		Requests: map[string]map[string]uint64{"w1": {"GET": 7, "POST": 2, "DELETE": 1}, "w2": {"POST": 3}},
-		Errors:   map[string]map[string]uint64{"w2": {"POST 503": 1}},
+		Requests: map[string]map[string]uint64{"w1": {"get": 7, "create": 2, "delete": 1}, "w2": {"create": 3}},
+		Errors:   map[string]map[string]uint64{"w2": {"create 503": 1}},
 	}
 	want := requestCounts{
-		Requests: map[string]map[string]uint64{"w1": {"GET": 2, "DELETE": 1}, "w2": {"POST": 3}},
-		Errors:   map[string]map[string]uint64{"w2": {"POST 503": 1}},
+		Requests: map[string]map[string]uint64{"w1": {"get": 2, "delete": 1}, "w2": {"create": 3}},
+		Errors:   map[string]map[string]uint64{"w2": {"create 503": 1}},
 	}
 	if diff := cmp.Diff(want, after.since(before)); diff != "" {
 		t.Errorf("since (-want +got):\n%s", diff)

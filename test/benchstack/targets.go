@@ -29,6 +29,6 @@ func evaluate(res *Result) []benchreport.Verdict {
 			fmt.Sprintf("%s got %.1f%% (%d of %d)", p.MaxShareWorker, 100*p.MaxShare, p.PerWorker[p.MaxShareWorker], res.Jobs)),
 		benchreport.Check(r.Total <= maxRequestsPerWorkload && r.Writes <= maxWritesPerWorkload,
 			fmt.Sprintf("≤ %.0f requests to workers per workload on average, ≤ %.0f of them writes", maxRequestsPerWorkload, maxWritesPerWorkload),
-			fmt.Sprintf("%.2f per workload, %.2f of them writes (%.2f reads)", r.Total, r.Writes, r.Reads)),
+			fmt.Sprintf("%.2f per workload, %.2f of them writes (%.2f gets; lists, watches and probes apart)", r.Total, r.Writes, r.Reads)),
 	}
 }
