@@ -86,6 +86,7 @@ type Reconciler struct {
 	// manager.
 	finalMirrored *uidMemory
 	assumed       *assumedCopies
+	created       *createdCopies
 	written       *ownWrites
 	// policies holds the DispatchPolicies' compiled CEL.
 	policies *placement.Cache
@@ -113,6 +114,7 @@ func New(c client.Client, remotes Remotes, recorder events.EventRecorder, opts O
 		deleted:       newUIDMemory(deletedTTL),
 		finalMirrored: newUIDMemory(finalMirroredTTL),
 		assumed:       newAssumedCopies(),
+		created:       newCreatedCopies(),
 		written:       newOwnWrites(),
 		policies:      &placement.Cache{},
 		remote:        make(chan event.TypedGenericEvent[reconcile.Request], 4096),

@@ -89,6 +89,15 @@ func (r *Reconciler) act(ctx context.Context, wl *kueue.Workload, check kueue.Ad
 	}
 	var errs []error
 	for _, c := range p.Create {
+		if uid, ok := r.created.get(c, wl.UID, r.now()); ok && !r.deleted.has(uid, r.now()) {
+			// Created moments ago, not delivered by the informer yet. Its
+			// event brings the next pass; the requeue is for a copy gone
+			// before the memory of it.
+			if result.RequeueAfter == 0 || result.RequeueAfter > createdTTL {
+				result.RequeueAfter = createdTTL
+			}
+			continue
+		}
 		ev, err := r.createWorkloadCopy(ctx, c, wl)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("creating Workload copy on %s: %w", c, err))

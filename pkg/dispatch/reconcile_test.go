@@ -526,3 +526,41 @@ func TestAConflictAfterTheFinalSyncReadsTheWorkerOnce(t *testing.T) {
 		t.Errorf("the worker's job was read %d times, want once", reads)
 	}
 }
+
+// Courier created the Workload copy; the worker's informer has not
+// delivered it when the next pass comes. That pass creates nothing more.
+func TestACopyJustCreatedIsNotCreatedAgain(t *testing.T) {
+	wl := managerWl().Check(check, kueue.CheckStatePending, "").Obj()
+	manager := fakeClient(interceptor.Funcs{}, managerObjects(wl, trainJob().Obj())...)
+	creates := map[string]int{}
+	workers := fakeRemotes{}
+	for _, name := range []string{"w1", "w2"} {
+		// Writes go through the informer's client to the API server, and
+		// the informer delivers nothing.
+		api := fakeClient(interceptor.Funcs{})
+		informer := fakeClient(interceptor.Funcs{Create: func(ctx context.Context, _ client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+			creates[name]++
+			return api.Create(ctx, obj, opts...)
+		}})
+		workers[name] = newWorker(name, informer, api)
+	}
+	r := newReconciler(manager, workers)
+	req := reconcile.Request{NamespacedName: client.ObjectKeyFromObject(wl)}
+	var result reconcile.Result
+	for range 3 {
+		var err error
+		if result, err = r.Reconcile(context.Background(), req); err != nil {
+			t.Fatalf("Reconcile: %v", err)
+		}
+	}
+	total := 0
+	for _, n := range creates {
+		total += n
+	}
+	if total != 1 {
+		t.Errorf("Workload copies created over 3 passes: %v, want one in all", creates)
+	}
+	if result.RequeueAfter == 0 || result.RequeueAfter > createdTTL {
+		t.Errorf("RequeueAfter = %s, want a requeue within %s in case the copy is gone", result.RequeueAfter, createdTTL)
+	}
+}

@@ -92,10 +92,12 @@ func (r *Reconciler) createWorkloadCopy(ctx context.Context, c string, wl *kueue
 	if err != nil {
 		return nil, nil // Not connected now; the next plan will see it.
 	}
-	err = remote.Client.Create(ctx, remoteWorkload(wl, r.opts.Origin))
+	copy := remoteWorkload(wl, r.opts.Origin)
+	err = remote.Client.Create(ctx, copy)
 	switch {
 	case err == nil:
 		r.assumed.add(c, wl.UID, queueOf(wl), podSetsOf(wl), r.now())
+		r.created.add(c, wl.UID, copy.UID, r.now())
 		return nil, nil
 	case apierrors.IsAlreadyExists(err):
 		existing := &kueue.Workload{}

@@ -1,0 +1,61 @@
+package dispatch
+
+import (
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// createdTTL is how long a Workload copy Courier created is remembered:
+// far longer than a worker's informer takes to deliver it.
+const createdTTL = 30 * time.Second
+
+// createdCopies remembers the Workload copies Courier created, per worker
+// and manager Workload, with the copy's UID. Until the worker's informer
+// delivers a copy, a pass sees none there; without this it would create
+// the copy again, get AlreadyExists, and read it back: two requests for
+// nothing. A copy Courier deleted since is not remembered as there. Kept in
+// memory: after a restart the informers start from the workers' state.
+type createdCopies struct {
+	mu     sync.Mutex
+	copies map[createdKey]createdCopy
+}
+
+type createdKey struct {
+	cluster  string
+	workload types.UID
+}
+
+type createdCopy struct {
+	uid types.UID
+	at  time.Time
+}
+
+func newCreatedCopies() *createdCopies {
+	return &createdCopies{copies: map[createdKey]createdCopy{}}
+}
+
+// add remembers that the copy uid of Workload wl was created on cluster.
+func (c *createdCopies) add(cluster string, wl, uid types.UID, now time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.copies[createdKey{cluster, wl}] = createdCopy{uid: uid, at: now}
+	for k, cc := range c.copies {
+		if now.Sub(cc.at) > createdTTL {
+			delete(c.copies, k)
+		}
+	}
+}
+
+// get returns the UID of the copy of Workload wl created on cluster within
+// createdTTL, if any.
+func (c *createdCopies) get(cluster string, wl types.UID, now time.Time) (types.UID, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	cc, ok := c.copies[createdKey{cluster, wl}]
+	if !ok || now.Sub(cc.at) > createdTTL {
+		return "", false
+	}
+	return cc.uid, true
+}
