@@ -89,13 +89,11 @@ func (r *Reconciler) act(ctx context.Context, wl *kueue.Workload, check kueue.Ad
 	}
 	var errs []error
 	for _, c := range p.Create {
-		if uid, ok := r.created.get(c, wl.UID, r.now()); ok && !r.deleted.has(uid, r.now()) {
+		if r.createdLately(c, workloadGVK.Kind, wl.UID) {
 			// Created moments ago, not delivered by the informer yet. Its
 			// event brings the next pass; the requeue is for a copy gone
 			// before the memory of it.
-			if result.RequeueAfter == 0 || result.RequeueAfter > createdTTL {
-				result.RequeueAfter = createdTTL
-			}
+			result.RequeueAfter = soonest(result.RequeueAfter, createdTTL)
 			continue
 		}
 		ev, err := r.createWorkloadCopy(ctx, c, wl)
@@ -123,7 +121,9 @@ func (r *Reconciler) act(ctx context.Context, wl *kueue.Workload, check kueue.Ad
 		}
 	}
 	status := p.Status
-	if p.CreateJob != "" {
+	if p.CreateJob != "" && job.adapter != nil && r.createdLately(p.CreateJob, job.adapter.GVK().Kind, wl.UID) {
+		result.RequeueAfter = soonest(result.RequeueAfter, createdTTL) // As for Workload copies above.
+	} else if p.CreateJob != "" {
 		ev, err := r.createJob(ctx, p.CreateJob, wl, job)
 		if err != nil {
 			r.record(wl, events)

@@ -564,3 +564,24 @@ func TestACopyJustCreatedIsNotCreatedAgain(t *testing.T) {
 		t.Errorf("RequeueAfter = %s, want a requeue within %s in case the copy is gone", result.RequeueAfter, createdTTL)
 	}
 }
+
+// The same for the job copy: created on the worker that admitted, not yet
+// delivered by the informer when the next passes come.
+func TestAJobJustCreatedIsNotCreatedAgain(t *testing.T) {
+	wl := managerWl().Nominated("w1").Check(check, kueue.CheckStatePending, "").Obj()
+	manager := fakeClient(interceptor.Funcs{}, managerObjects(wl, trainJob().Obj())...)
+	api := fakeClient(interceptor.Funcs{})
+	creates := 0
+	informer := fakeClient(interceptor.Funcs{Create: func(ctx context.Context, _ client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+		creates++
+		return api.Create(ctx, obj, opts...)
+	}}, workloadCopy(remoteCopy().Admit(t0)))
+	r := newReconciler(manager, fakeRemotes{"w1": newWorker("w1", informer, api)})
+	for range 3 {
+		reconcileOnce(t, r)
+	}
+	if creates != 1 {
+		t.Errorf("job copies created over 3 passes: %d, want 1", creates)
+	}
+	expectJobOn(t, api, true)
+}

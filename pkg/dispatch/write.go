@@ -97,7 +97,7 @@ func (r *Reconciler) createWorkloadCopy(ctx context.Context, c string, wl *kueue
 	switch {
 	case err == nil:
 		r.assumed.add(c, wl.UID, queueOf(wl), podSetsOf(wl), r.now())
-		r.created.add(c, wl.UID, copy.UID, r.now())
+		r.created.add(c, workloadGVK.Kind, wl.UID, copy.UID, r.now())
 		return nil, nil
 	case apierrors.IsAlreadyExists(err):
 		existing := &kueue.Workload{}
@@ -150,6 +150,9 @@ func (r *Reconciler) createJob(ctx context.Context, c string, wl *kueue.Workload
 		copy.SetAnnotations(annotations)
 		err := remote.Client.Create(ctx, copy)
 		if err == nil {
+			if copy == jobCopy {
+				r.created.add(c, job.adapter.GVK().Kind, wl.UID, copy.GetUID(), r.now())
+			}
 			continue
 		}
 		if !apierrors.IsAlreadyExists(err) {
