@@ -87,6 +87,7 @@ type Reconciler struct {
 	finalMirrored *uidMemory
 	assumed       *assumedCopies
 	created       *createdCopies
+	rounds        *roundStarts
 	written       *ownWrites
 	// policies holds the DispatchPolicies' compiled CEL.
 	policies *placement.Cache
@@ -115,6 +116,7 @@ func New(c client.Client, remotes Remotes, recorder events.EventRecorder, opts O
 		finalMirrored: newUIDMemory(finalMirroredTTL),
 		assumed:       newAssumedCopies(),
 		created:       newCreatedCopies(),
+		rounds:        newRoundStarts(),
 		written:       newOwnWrites(),
 		policies:      &placement.Cache{},
 		remote:        make(chan event.TypedGenericEvent[reconcile.Request], 4096),

@@ -24,9 +24,10 @@ func (r *Reconciler) placementInput(wl *kueue.Workload, info jobInfo, policy pla
 			Priority:  ptr.Deref(wl.Spec.Priority, 0),
 			Labels:    wl.Labels,
 		},
-		Started:   waitingSince(wl, o.Now),
-		Now:       o.Now,
-		Nominated: wl.Status.NominatedClusterNames,
+		Started:     waitingSince(wl, o.Now),
+		RoundsSince: r.rounds.since(wl.UID, len(wl.Status.NominatedClusterNames) > 0, o.Now),
+		Now:         o.Now,
+		Nominated:   wl.Status.NominatedClusterNames,
 	}
 	in.Workload.PodSets = podSetsOf(wl)
 	if info.obj != nil {

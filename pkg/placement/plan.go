@@ -34,7 +34,7 @@ type candidate struct {
 // without room now, each group by the default score (see defaultScore).
 // Ties go by name.
 //
-// Rounds count RoundTimeouts since Started. AllAtOnce nominates every
+// Rounds count RoundTimeouts since RoundsSince (or Started). AllAtOnce nominates every
 // eligible cluster; BestFit the best FanOut×(round+1); Incremental the
 // best StepSize×(round+1). Clusters nominated before that are still
 // eligible stay nominated, so that no copy is taken back from a worker
@@ -91,7 +91,7 @@ func Plan(in Input) Decision {
 		return cmp.Or(cmp.Compare(a.tier, b.tier), cmp.Compare(b.score, a.score), cmp.Compare(a.name, b.name))
 	})
 
-	elapsed := max(in.Now.Sub(in.Started), 0)
+	elapsed := max(in.Now.Sub(cmp.Or(in.RoundsSince, in.Started)), 0)
 	round := int64(elapsed / pol.RoundTimeout)
 	n := len(eligible)
 	switch pol.Strategy {

@@ -118,6 +118,16 @@ func TestPlan(t *testing.T) {
 			want: Decision{Nominate: []string{"a", "c"}, Considered: abcRanked, NextRound: 10 * time.Second,
 				Message: "Nominated a, c (best 2 of 3; 1 more eligible in later rounds)."},
 		},
+		"rounds count from the first nomination, not from when the wait began": {
+			in: Input{Policy: bestFit(1), Workload: twoGPUs, Clusters: abc(), Started: t0, RoundsSince: t0.Add(5 * time.Minute), Now: t0.Add(5 * time.Minute)},
+			want: Decision{Nominate: []string{"a"}, Considered: abcRanked, NextRound: time.Minute,
+				Message: "Nominated a (best of 3; 2 more eligible in later rounds)."},
+		},
+		"a round after the first nomination: one more": {
+			in: Input{Policy: bestFit(1), Workload: twoGPUs, Clusters: abc(), Started: t0, RoundsSince: t0.Add(4 * time.Minute), Now: t0.Add(5 * time.Minute)},
+			want: Decision{Nominate: []string{"a", "c"}, Considered: abcRanked, NextRound: time.Minute,
+				Message: "Nominated a, c (best 2 of 3; 1 more eligible in later rounds)."},
+		},
 		"nominated before, still eligible with room: kept in the round's place; unknown names ignored": {
 			in: Input{Policy: bestFit(1), Workload: twoGPUs, Clusters: abc(), Started: t0, Now: t0, Nominated: []string{"b", "gone"}},
 			want: Decision{Nominate: []string{"b"}, Considered: abcRanked, NextRound: time.Minute,

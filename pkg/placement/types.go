@@ -104,9 +104,12 @@ type Input struct {
 	Workload Workload
 	// Clusters are the policy's clusters, in any order.
 	Clusters []Cluster
-	// Started is when the workload began to wait for a worker; rounds and
-	// maxWaitTime count from it.
-	Started, Now time.Time
+	// Started is when the workload began to wait for a worker; maxWaitTime
+	// counts from it. Rounds count from RoundsSince, when the first
+	// clusters were nominated, or from Started if it is zero: a workload
+	// first planned long after it began to wait starts at round 0, not with
+	// many clusters at once.
+	Started, RoundsSince, Now time.Time
 	// Nominated are the clusters nominated before; those still eligible
 	// stay nominated, so that a copy is not taken back from a worker whose
 	// Kueue may be about to admit it.
