@@ -148,20 +148,29 @@ func reconcileOnce(t *testing.T, r *Reconciler) {
 	}
 }
 
+// finishedOnW1 is a job placed on w1 whose Workload copy there finished:
+// the copy's Workload, the job copy as the informer still has it (running)
+// and as the worker's API server has it (complete), and the manager's
+// Workload and job, whose mirrored status is still the running one.
+func finishedOnW1() (finished func() *kueuetesting.WorkloadWrapper, running, complete *trainertesting.TrainJobWrapper, wl *kueue.Workload, local *trainer.TrainJob) {
+	finished = func() *kueuetesting.WorkloadWrapper {
+		return remoteCopy().Admit(t0).Condition(kueue.WorkloadFinished, metav1.ConditionTrue, kueue.WorkloadFinishedReasonSucceeded, t0)
+	}
+	running = trainJob().Condition("Created", metav1.ConditionTrue, "JobsCreated").JobsStatus("node", 1, 0)
+	complete = trainJob().Condition("Created", metav1.ConditionTrue, "JobsCreated").
+		Condition(trainer.TrainJobComplete, metav1.ConditionTrue, "JobsCompleted").JobsStatus("node", 0, 1)
+	wl = managerWl().ClusterName("w1").Check(check, kueue.CheckStateReady, readyMsg).
+		Annotation(courier.PlacementAnnotation, `{"cluster":"w1","evictions":0}`).Obj()
+	local = trainJob().Condition("Created", metav1.ConditionTrue, "JobsCreated").JobsStatus("node", 1, 0).Obj()
+	return finished, running, complete, wl, local
+}
+
 // The worker finished the job; the informer of jobs has not seen the job's
 // last status yet when the one of Workloads shows the Workload finished.
 // The manager's job must get the last status, before its Workload
 // finishes.
 func TestFinishMirrorsTheFinalStatusFirst(t *testing.T) {
-	finished := func() *kueuetesting.WorkloadWrapper {
-		return remoteCopy().Admit(t0).Condition(kueue.WorkloadFinished, metav1.ConditionTrue, kueue.WorkloadFinishedReasonSucceeded, t0)
-	}
-	running := trainJob().Condition("Created", metav1.ConditionTrue, "JobsCreated").JobsStatus("node", 1, 0)
-	complete := trainJob().Condition("Created", metav1.ConditionTrue, "JobsCreated").
-		Condition(trainer.TrainJobComplete, metav1.ConditionTrue, "JobsCompleted").JobsStatus("node", 0, 1)
-	wl := managerWl().ClusterName("w1").Check(check, kueue.CheckStateReady, readyMsg).
-		Annotation(courier.PlacementAnnotation, `{"cluster":"w1","evictions":0}`).Obj()
-	local := trainJob().Condition("Created", metav1.ConditionTrue, "JobsCreated").JobsStatus("node", 1, 0).Obj()
+	finished, running, complete, wl, local := finishedOnW1()
 
 	var writes []string
 	manager := fakeClient(interceptor.Funcs{SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, p client.Patch, opts ...client.SubResourcePatchOption) error {
@@ -469,15 +478,7 @@ func TestAPassOnAVersionCourierWroteOverWritesNothing(t *testing.T) {
 // with Kueue's. The next pass finishes the Workload without reading the
 // worker's job again, though the informer of jobs still lags.
 func TestAConflictAfterTheFinalSyncReadsTheWorkerOnce(t *testing.T) {
-	finished := func() *kueuetesting.WorkloadWrapper {
-		return remoteCopy().Admit(t0).Condition(kueue.WorkloadFinished, metav1.ConditionTrue, kueue.WorkloadFinishedReasonSucceeded, t0)
-	}
-	running := trainJob().Condition("Created", metav1.ConditionTrue, "JobsCreated").JobsStatus("node", 1, 0)
-	complete := trainJob().Condition("Created", metav1.ConditionTrue, "JobsCreated").
-		Condition(trainer.TrainJobComplete, metav1.ConditionTrue, "JobsCompleted").JobsStatus("node", 0, 1)
-	wl := managerWl().ClusterName("w1").Check(check, kueue.CheckStateReady, readyMsg).
-		Annotation(courier.PlacementAnnotation, `{"cluster":"w1","evictions":0}`).Obj()
-	local := trainJob().Condition("Created", metav1.ConditionTrue, "JobsCreated").JobsStatus("node", 1, 0).Obj()
+	finished, running, complete, wl, local := finishedOnW1()
 
 	conflicts := 1
 	manager := fakeClient(interceptor.Funcs{SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, p client.Patch, opts ...client.SubResourcePatchOption) error {
