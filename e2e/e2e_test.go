@@ -93,6 +93,15 @@ func dispatchHeld(ctx context.Context, prefix string) (*trainer.TrainJob, *kueue
 	return tj, wl, w
 }
 
+// patchManagers lists the managers of a TrainJob's RuntimePatches, in order.
+func patchManagers(tj *trainer.TrainJob) []string {
+	var out []string
+	for _, p := range tj.Spec.RuntimePatches {
+		out = append(out, p.Manager)
+	}
+	return out
+}
+
 func finished(ctx context.Context, g Gomega, wl *kueue.Workload) *metav1.Condition {
 	got := &kueue.Workload{}
 	g.Expect(manager.client.Get(ctx, client.ObjectKeyFromObject(wl), got)).To(Succeed())
@@ -115,11 +124,7 @@ var _ = Describe("Courier with real Kueue, Trainer and JobSet", func() {
 		Eventually(func(g Gomega) {
 			remote := &trainer.TrainJob{}
 			g.Expect(w.client.Get(ctx, client.ObjectKeyFromObject(tj), remote)).To(Succeed())
-			var managers []string
-			for _, p := range remote.Spec.RuntimePatches {
-				managers = append(managers, p.Manager)
-			}
-			g.Expect(managers).To(ConsistOf("example.com/user", "kueue.x-k8s.io/manager"))
+			g.Expect(patchManagers(remote)).To(ConsistOf("example.com/user", "kueue.x-k8s.io/manager"))
 			g.Expect(kueuePodSetPatches(remote)).NotTo(BeEmpty())
 			g.Expect(remote.Spec.Suspend).To(HaveValue(BeFalse()))
 			g.Expect(remote.Labels).To(HaveKeyWithValue(courierv1alpha1.OriginLabel, "courier"))

@@ -156,8 +156,20 @@ const (
 	// EventRejected: the job cannot be dispatched as it is.
 	EventRejected = "Rejected"
 	// EventNotForwarded: the job changed after it was dispatched in a way
-	// its worker would refuse; the running copy is kept as it is.
+	// that cannot reach its worker: a change its worker would refuse (on
+	// the Workload), or one to a field Courier does not forward, or that
+	// the worker refused (on the manager's job, naming the field). The copy
+	// is kept as it is.
 	EventNotForwarded = "NotForwarded"
+	// EventForwarded: a change made on the manager's job after dispatch
+	// (labels, annotations, RuntimePatches, a forwarded spec path) or to
+	// the Workload's priority reached the worker's copy. Recorded on the
+	// manager's job, or its Workload for the priority.
+	EventForwarded = "Forwarded"
+	// EventRemoteEdited: a job copy was edited on its worker by hand; the
+	// event, on the manager's job, names the fields and says whether the
+	// manager's values were set back.
+	EventRemoteEdited = "RemoteEdited"
 	// EventCheckMissing: the AdmissionCheck of a workload Courier placed
 	// is gone; Courier goes on mirroring the running job and dispatches
 	// nothing new for it.

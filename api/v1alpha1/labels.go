@@ -20,6 +20,13 @@ const (
 	// is stale, and goes before the workload runs anywhere again.
 	AdmissionAnnotation = "courier.dev/admission"
 
+	// SpecHashesAnnotation on a job copy records, as a JSON map, a
+	// fingerprint of each field Courier compares (labels, annotations, each
+	// top-level spec field) as Courier last wrote it. A later difference
+	// tells a change made on the manager, which Courier forwards, from an
+	// edit made on the worker by hand, which it reports and sets back.
+	SpecHashesAnnotation = "courier.dev/spec-hashes"
+
 	// WorkloadLabel is set on the objects a job needs on a worker besides
 	// itself (its PodGroups and their core Workloads) to the name of the
 	// manager Workload they travel with, so that they go with it.

@@ -51,6 +51,11 @@ type Adapter interface {
 	StatusPatch(local, remote *unstructured.Unstructured) ([]byte, error)
 	// Outcome says whether a job's status shows it ended, and how.
 	Outcome(job *unstructured.Unstructured) Outcome
+	// Forward returns the update that brings the manager job's changes,
+	// where the worker accepts them, to its copy, and sets back what was
+	// edited on the worker by hand; with what it leaves, and why. A job
+	// that cannot be copied at all is a *Rejection.
+	Forward(local, remote *unstructured.Unstructured, to Destination) (Forwarding, error)
 	// ClearActivityPatch returns the JSON merge patch that removes, from the
 	// manager's job, the mirrored status saying it has active pods, or nil.
 	// Kueue releases an evicted job's quota only once it is inactive, and a
@@ -104,6 +109,9 @@ type Kind struct {
 	ManagedByValue string
 	// StatusFields are the status fields mirrored; empty means all.
 	StatusFields []string
+	// ForwardPaths are the dot-separated spec paths whose changes on the
+	// manager are forwarded to a dispatched copy.
+	ForwardPaths []string
 }
 
 // kindAdapter is the one Adapter implementation.
@@ -121,6 +129,14 @@ type kindAdapter struct {
 	statusIgnore []string
 	// activity are the status fields that say the job has active pods.
 	activity []string
+	// fieldView, forwards, writable and setField add a kind's own rules to
+	// Forward: how a top-level spec field is compared (nil drops it), the
+	// spec fields forwarded besides ForwardPaths, why a field cannot be
+	// written to a copy now, and how it is written (false: as a whole).
+	fieldView func(field string, v any) any
+	forwards  []string
+	writable  func(field string, remote *unstructured.Unstructured) string
+	setField  func(out, want *unstructured.Unstructured, field string) (bool, error)
 	// unheld kinds are never deleted by their own controllers, so their
 	// copies need no finalizer of Courier's to keep their final status
 	// readable, and go with one delete.
@@ -174,8 +190,8 @@ func (k *kindAdapter) CheckDestination(job *unstructured.Unstructured, to Destin
 // labels and annotations, and a deep copy of its spec without managedBy, so
 // that the worker's own controller runs it; no owner references, UID or
 // resource version. It carries the origin label, the prebuilt-workload
-// marker and, for kinds whose controllers may delete finished jobs,
-// Courier's finalizer.
+// marker, the fingerprints of what it holds and, for kinds whose
+// controllers may delete finished jobs, Courier's finalizer.
 func (k *kindAdapter) RemoteCopy(job *unstructured.Unstructured, to Destination) (*unstructured.Unstructured, error) {
 	workload := to.Workload
 	out := CopyForWorker(job, to.Origin)
@@ -205,6 +221,11 @@ func (k *kindAdapter) RemoteCopy(job *unstructured.Unstructured, to Destination)
 			}
 			return nil, fmt.Errorf("building the worker copy of %s %s/%s: %w", k.Kind.GVK.Kind, job.GetNamespace(), job.GetName(), err)
 		}
+	}
+	// The fingerprints tell, later, a change on the manager from an edit
+	// on the worker (see Forward).
+	if err := stampHashes(out, hashes(k.view(out))); err != nil {
+		return nil, err
 	}
 	return out, nil
 }

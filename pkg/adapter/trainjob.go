@@ -19,6 +19,9 @@ const TrainJobManagedBy = "kueue.x-k8s.io/multikueue"
 
 var runtimePatchesPath = field.NewPath("spec", "runtimePatches")
 
+// runtimePatchesField is runtimePatchesPath as Forward names fields.
+const runtimePatchesField = "spec.runtimePatches"
+
 // NewTrainJob returns the TrainJob adapter: the generic rules, plus
 // RuntimePatches that the worker's Trainer webhook would refuse are
 // rejected, the manager-side Kueue entry stays on the manager, and the
@@ -52,6 +55,41 @@ func NewTrainJob() Adapter {
 				return err
 			}
 			return fullRejection(job, runtimepatch.Room(patches))
+		},
+		// RuntimePatches are compared and written without the worker
+		// Kueue's entry, which is the worker's own.
+		fieldView: func(field string, v any) any {
+			if field != "runtimePatches" {
+				return v
+			}
+			return withoutKueueEntries(v)
+		},
+		forwards: []string{runtimePatchesField},
+		writable: func(field string, remote *unstructured.Unstructured) string {
+			if field != runtimePatchesField {
+				return ""
+			}
+			if suspended, _, _ := unstructured.NestedBool(remote.Object, "spec", "suspend"); !suspended {
+				return "the TrainJob runs on its worker, and Trainer accepts RuntimePatches changes only while a TrainJob is suspended."
+			}
+			return ""
+		},
+		setField: func(out, want *unstructured.Unstructured, field string) (bool, error) {
+			if field != runtimePatchesField {
+				return false, nil
+			}
+			have, _, _ := unstructured.NestedSlice(out.Object, "spec", "runtimePatches")
+			entries, _, _ := unstructured.NestedSlice(want.Object, "spec", "runtimePatches")
+			for _, e := range have {
+				if isKueueEntry(e) {
+					entries = append(entries, e)
+				}
+			}
+			if len(entries) == 0 {
+				unstructured.RemoveNestedField(out.Object, "spec", "runtimePatches")
+				return true, nil
+			}
+			return true, unstructured.SetNestedSlice(out.Object, entries, "spec", "runtimePatches")
 		},
 		mutate: func(job *unstructured.Unstructured, to Destination) error {
 			patches, err := runtimePatches(job)
@@ -108,4 +146,28 @@ func setRuntimePatches(job *unstructured.Unstructured, patches []trainer.Runtime
 		raw[i] = m
 	}
 	return unstructured.SetNestedSlice(job.Object, raw, "spec", "runtimePatches")
+}
+
+func isKueueEntry(e any) bool {
+	m, ok := e.(map[string]any)
+	return ok && m["manager"] == runtimepatch.KueueManager
+}
+
+// withoutKueueEntries drops the Kueue entries from a runtimePatches value;
+// nil when none is left.
+func withoutKueueEntries(v any) any {
+	entries, ok := v.([]any)
+	if !ok {
+		return v
+	}
+	var out []any
+	for _, e := range entries {
+		if !isKueueEntry(e) {
+			out = append(out, e)
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
 }

@@ -76,6 +76,7 @@ leaderElection: {leaderElect: false}
 - name: MyJob.v1.example.com
   managedBy: {path: spec.runPolicy.managedBy, value: example.com/courier}
   status: {fields: [conditions, phase]}
+  forwardedSpecPaths: [spec.parallelism, spec.runPolicy.ttl]
 `,
 			want: func(c *configv1alpha1.Configuration) {
 				c.ExternalFrameworks = []configv1alpha1.ExternalFramework{
@@ -88,6 +89,8 @@ leaderElection: {leaderElect: false}
 						Name:      "MyJob.v1.example.com",
 						ManagedBy: &configv1alpha1.ManagedBy{Path: "spec.runPolicy.managedBy", Value: "example.com/courier"},
 						Status:    &configv1alpha1.StatusSync{Fields: []string{"conditions", "phase"}},
+						// Paths to forward are the user's, as written.
+						ForwardedSpecPaths: []string{"spec.parallelism", "spec.runPolicy.ttl"},
 					},
 				}
 			},
@@ -144,6 +147,15 @@ managerClient: {qps: 10, burst: 5}
 		"managedBy path with an empty segment": {
 			file:    header + "externalFrameworks: [{name: Job.v1.batch, managedBy: {path: spec..managedBy}}]\n",
 			wantErr: []string{`externalFrameworks[0].managedBy.path: Invalid value: "spec..managedBy": segment "" is not a field name`},
+		},
+		"bad forwarded spec paths": {
+			file: header + "externalFrameworks: [{name: Job.v1.batch, forwardedSpecPaths: [spec.parallelism, spec.parallelism, status.x, spec.suspend, spec.managedBy]}]\n",
+			wantErr: []string{
+				`externalFrameworks[0].forwardedSpecPaths[1]: Duplicate value: "spec.parallelism"`,
+				`externalFrameworks[0].forwardedSpecPaths[2]: Invalid value: "status.x": must be a dot-separated field path under spec`,
+				`externalFrameworks[0].forwardedSpecPaths[3]: Forbidden: spec.suspend is set by Kueue and Courier on each side`,
+				`externalFrameworks[0].forwardedSpecPaths[4]: Forbidden: spec.managedBy is set by Kueue and Courier on each side`,
+			},
 		},
 		"bad status fields": {
 			file:    header + "externalFrameworks: [{name: Job.v1.batch, status: {fields: [conditions, conditions, 'a.b']}}]\n",

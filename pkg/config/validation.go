@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -20,6 +21,8 @@ var trainJobGroupKind = schema.GroupKind{Group: "trainer.kubeflow.org", Kind: "T
 const (
 	maxExternalFrameworks = 32
 	maxStatusFields       = 32
+	maxForwardedPaths     = 32
+	maxSpecPath           = 256
 	maxManagedByValue     = 63
 	// Beyond this many at once, dispatches only queue up at the API servers.
 	maxDispatchConcurrency = 256
@@ -106,6 +109,36 @@ func validateFrameworks(fws []configv1alpha1.ExternalFramework, p *field.Path) f
 		}
 		if fw.Status != nil {
 			errs = append(errs, validateStatusFields(fw.Status.Fields, fp.Child("status", "fields"))...)
+		}
+		errs = append(errs, validateForwardedPaths(fw, fp.Child("forwardedSpecPaths"))...)
+	}
+	return errs
+}
+
+// validateForwardedPaths accepts distinct paths under spec, none of them
+// one that each side's Kueue or Courier owns: suspend and managedBy.
+func validateForwardedPaths(fw configv1alpha1.ExternalFramework, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if len(fw.ForwardedSpecPaths) > maxForwardedPaths {
+		errs = append(errs, field.TooMany(p, len(fw.ForwardedSpecPaths), maxForwardedPaths))
+	}
+	owned := []string{"spec.suspend"}
+	if fw.ManagedBy != nil {
+		owned = append(owned, fw.ManagedBy.Path)
+	}
+	seen := sets.New[string]()
+	for i, path := range fw.ForwardedSpecPaths {
+		switch err := validateSpecPath(path); {
+		case err != nil:
+			errs = append(errs, field.Invalid(p.Index(i), path, err.Error()))
+		case len(path) > maxSpecPath:
+			errs = append(errs, field.TooLong(p.Index(i), path, maxSpecPath))
+		case slices.Contains(owned, path):
+			errs = append(errs, field.Forbidden(p.Index(i), fmt.Sprintf("%s is set by Kueue and Courier on each side; it cannot be forwarded", path)))
+		case seen.Has(path):
+			errs = append(errs, field.Duplicate(p.Index(i), path))
+		default:
+			seen.Insert(path)
 		}
 	}
 	return errs

@@ -94,6 +94,7 @@ func Adapters(cfg *configv1alpha1.Configuration) ([]adapter.Adapter, error) {
 			ManagedByPath:  fw.ManagedBy.Path,
 			ManagedByValue: fw.ManagedBy.Value,
 			StatusFields:   fw.Status.Fields,
+			ForwardPaths:   fw.ForwardedSpecPaths,
 		}))
 	}
 	return adapters, nil

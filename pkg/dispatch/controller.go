@@ -85,10 +85,15 @@ type Reconciler struct {
 	// finalMirrored are the job copies whose final status is on the
 	// manager.
 	finalMirrored *uidMemory
-	assumed       *assumedCopies
-	created       *createdCopies
-	rounds        *roundStarts
-	written       *ownWrites
+	// forwardAttempts are writes to copies made or refused lately, and
+	// reported the refusals Courier recorded on manager jobs (see
+	// forward.go).
+	forwardAttempts *uidMemory
+	reported        *uidMemory
+	assumed         *assumedCopies
+	created         *createdCopies
+	rounds          *roundStarts
+	written         *ownWrites
 	// policies holds the DispatchPolicies' compiled CEL.
 	policies *placement.Cache
 	// remote carries workers' object changes and garbage-collection sweeps
@@ -105,22 +110,24 @@ func New(c client.Client, remotes Remotes, recorder events.EventRecorder, opts O
 		opts.Concurrency = 1
 	}
 	r := &Reconciler{
-		client:        c,
-		remotes:       remotes,
-		opts:          opts,
-		adapters:      map[schema.GroupKind]adapter.Adapter{},
-		recorder:      recorder,
-		now:           time.Now,
-		skips:         newSkipNotes(),
-		deleted:       newUIDMemory(deletedTTL),
-		finalMirrored: newUIDMemory(finalMirroredTTL),
-		assumed:       newAssumedCopies(),
-		created:       newCreatedCopies(),
-		rounds:        newRoundStarts(),
-		written:       newOwnWrites(),
-		policies:      &placement.Cache{},
-		remote:        make(chan event.TypedGenericEvent[reconcile.Request], 4096),
-		stopped:       make(chan struct{}),
+		client:          c,
+		remotes:         remotes,
+		opts:            opts,
+		adapters:        map[schema.GroupKind]adapter.Adapter{},
+		recorder:        recorder,
+		now:             time.Now,
+		skips:           newSkipNotes(),
+		deleted:         newUIDMemory(deletedTTL),
+		finalMirrored:   newUIDMemory(finalMirroredTTL),
+		forwardAttempts: newUIDMemory(forwardTTL),
+		reported:        newUIDMemory(forwardTTL),
+		assumed:         newAssumedCopies(),
+		created:         newCreatedCopies(),
+		rounds:          newRoundStarts(),
+		written:         newOwnWrites(),
+		policies:        &placement.Cache{},
+		remote:          make(chan event.TypedGenericEvent[reconcile.Request], 4096),
+		stopped:         make(chan struct{}),
 	}
 	for _, a := range opts.Adapters {
 		r.adapters[a.GVK().GroupKind()] = a

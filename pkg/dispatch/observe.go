@@ -224,6 +224,18 @@ func (r *Reconciler) observe(ctx context.Context, wl *kueue.Workload, ref checkR
 		}
 		o.Remotes[name] = rs
 	}
+	if c := livePlacement(o); c != "" && o.Rejection == "" && job != nil {
+		if rs := o.Remotes[c]; rs.jobCopy != nil {
+			f, err := a.Forward(job, rs.jobCopy, adapter.Destination{Workload: wl.Name, Origin: r.opts.Origin, RuntimePatch: info.patches[c]})
+			if err != nil && !errors.As(err, &rej) {
+				return o, info, fmt.Errorf("comparing the job with its copy on %s: %w", c, err)
+			}
+			if err == nil {
+				rs.Forward = &f
+				o.Remotes[c] = rs
+			}
+		}
+	}
 	if len(o.Candidates) > 0 {
 		d := placement.Plan(r.placementInput(wl, info, policy, o, workers))
 		o.Decision = &d

@@ -86,7 +86,7 @@ func (r *Reconciler) remoteState(ctx context.Context, remote *cluster.Remote, wl
 			// or for an admission before the last eviction.
 			rs.Stale = true
 		default:
-			rs.HasJob = true
+			rs.HasJob, rs.jobCopy = true, copy
 			rs.JobOutcome = job.adapter.Outcome(copy)
 			rs.FinalMirrored = r.finalMirrored.has(copy.GetUID(), now)
 			if job.obj != nil {

@@ -7,6 +7,7 @@ import (
 	"github.com/courierdev/courier/pkg/placement"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 )
 
@@ -78,6 +79,12 @@ type Remote struct {
 	// Stale: a copy of an earlier manager Workload of the same name is
 	// there; it must go.
 	Stale bool
+	// Forward is what it takes to bring the manager job's changes to the
+	// job copy, and to undo hand edits there; set only on the placed
+	// worker, for a job that may be dispatched as it is.
+	Forward *adapter.Forwarding
+	// jobCopy is the job copy as the informer has it.
+	jobCopy *unstructured.Unstructured
 }
 
 func (r Remote) holdsCopies() bool { return r.Workload != nil || r.HasJob || r.Stale }
@@ -105,9 +112,9 @@ type Placement struct {
 }
 
 // Plan is what to do, in this order: mirror the job's status (a final
-// mirror first of all: nothing else happens unless it succeeded), remote
-// creates, the placement record, the job, remote deletes, then one status
-// write on the manager Workload, then events.
+// mirror first of all: nothing else happens unless it succeeded), forward
+// the job's changes, remote creates, the placement record, the job, remote
+// deletes, then one status write on the manager Workload, then events.
 type Plan struct {
 	// FinalSync names the cluster whose job copy is read from the worker
 	// itself and mirrored onto the manager's job, which must then show it.
@@ -131,6 +138,15 @@ type Plan struct {
 	// CreateJob names the cluster that gets the job, if any. The status
 	// change is applied only once the job exists there.
 	CreateJob string
+	// Forward names the cluster whose job copy (ForwardBase, as read) gets
+	// Forwarding.Update, and ForwardPriority the one whose Workload copy gets the manager
+	// Workload's priority.
+	Forward         string
+	ForwardBase     *unstructured.Unstructured
+	Forwarding      *adapter.Forwarding
+	ForwardPriority string
+	// JobEvents are recorded on the manager's job, once per version of it.
+	JobEvents []Event
 	// Status is the manager Workload's status change, nil for none.
 	Status *StatusChange
 	// Events are recorded after the status write.

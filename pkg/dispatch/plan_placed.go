@@ -66,7 +66,9 @@ func copiesGone(o Observed, c string) bool {
 // planPlaced carries a placement on worker c through: copies elsewhere go;
 // the job is created on c if missing and its status mirrored; the check is
 // Ready naming c; the Workload finishes when c's copy does, after the final
-// job status is on the manager. It goes Retry when c evicts the workload or
+// job status is on the manager. Changes made on the manager since dispatch
+// are forwarded, and hand edits on c set back, where c's API allows; the
+// rest is reported on the manager's job. It goes Retry when c evicts the workload or
 // loses its copy, or when c has been lost for workerLostTimeout. A job that
 // changed after dispatch, or whose AdmissionCheck is gone, is reported on,
 // never stopped.
@@ -141,6 +143,17 @@ func planPlaced(o Observed, c string) Plan {
 		p.CreateJob = c
 	case !r.JobMirrored:
 		p.SyncJob = c
+	}
+	// The manager's truth goes to the worker where its API allows; what
+	// cannot go is reported on the manager's job.
+	if r.HasJob && r.Forward != nil {
+		if r.Forward.Update != nil {
+			p.Forward, p.ForwardBase, p.Forwarding = c, r.jobCopy, r.Forward
+		}
+		p.JobEvents = refusalEvents(c, r.Forward)
+	}
+	if !samePriority(wl, r.Workload) {
+		p.ForwardPriority = c
 	}
 	if !o.HasCheck {
 		return p

@@ -9,6 +9,7 @@ import (
 	gocmp "github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
@@ -62,6 +63,7 @@ func retry(reason, msg string) Plan {
 // The placed rows: a Workload placed on "a" for its current admission.
 func TestPlanPlaced(t *testing.T) {
 	placed := func() *kueuetesting.WorkloadWrapper { return local().ClusterName("a") }
+	labelled := &adapter.Forwarding{Update: &unstructured.Unstructured{Object: map[string]any{"kind": "Job"}}, Forwarded: []string{"metadata.labels"}}
 	running := Remote{Workload: copyOf().Admit(t0).Obj(), HasJob: true, JobMirrored: true}
 	cases := map[string]struct {
 		o    Observed
@@ -225,6 +227,25 @@ func TestPlanPlaced(t *testing.T) {
 					" The job changed after dispatch in a way its worker would refuse; the running copy is kept as it was: env is forbidden"},
 				Remotes: map[string]Remote{"a": running}},
 			want: Plan{},
+		},
+		"running, the job changed on the manager: the change goes to the copy": {
+			o: Observed{Workload: placed().Obj(), Check: readyCheck, Placement: &Placement{Cluster: "a"}, Health: connected,
+				Remotes: map[string]Remote{"a": {Workload: copyOf().Admit(t0).Obj(), HasJob: true, JobMirrored: true, Forward: labelled}}},
+			want: Plan{Forward: "a", Forwarding: labelled},
+		},
+		"running, a change the copy cannot take: reported on the job, nothing written": {
+			o: Observed{Workload: placed().Obj(), Check: readyCheck, Placement: &Placement{Cluster: "a"}, Health: connected,
+				Remotes: map[string]Remote{"a": {Workload: copyOf().Admit(t0).Obj(), HasJob: true, JobMirrored: true, Forward: &adapter.Forwarding{
+					Refused: []adapter.Refusal{{Field: "spec.runtimePatches", Why: "it runs."}, {Field: "spec.x", Why: "edited on the worker by hand, and it runs."}}}}}},
+			want: Plan{JobEvents: []Event{
+				{Type: "Warning", Reason: courier.EventNotForwarded, Message: `Not forwarded to worker "a": spec.runtimePatches: it runs.`},
+				{Type: "Warning", Reason: courier.EventRemoteEdited, Message: `The copy on worker "a" has spec.x: edited on the worker by hand, and it runs.`},
+			}},
+		},
+		"running, its priority changed on the manager: the Workload copy gets it": {
+			o: Observed{Workload: placed().Priority("high", 100).Obj(), Check: readyCheck, Placement: &Placement{Cluster: "a"}, Health: connected,
+				Remotes: map[string]Remote{"a": {Workload: copyOf().Priority("low", 1).Admit(t0).Obj(), HasJob: true, JobMirrored: true}}},
+			want: Plan{ForwardPriority: "a"},
 		},
 		"its AdmissionCheck deleted: the job runs on and is reported on": {
 			o: Observed{Workload: placed().Obj(), Check: readyCheck, Placement: &Placement{Cluster: "a"}, Health: connected,

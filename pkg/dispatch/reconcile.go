@@ -63,8 +63,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	return r.act(ctx, wl, check, p, job)
 }
 
-// act carries out a plan: status mirrors, Workload copies, the placement
-// record, the job, deletes, the status write, events. Each step runs only
+// act carries out a plan: status mirrors, forwarded changes, Workload
+// copies, the placement record, the job, deletes, the status write, events. Each step runs only
 // if the ones before it succeeded, so that the final job status is on the
 // manager before the Workload finishes or any copy goes, the placement is
 // recorded before the job exists anywhere, and no copy is deleted for a
@@ -82,6 +82,30 @@ func (r *Reconciler) act(ctx context.Context, wl *kueue.Workload, check kueue.Ad
 			return reconcile.Result{}, fmt.Errorf("mirroring job status from %s: %w", p.SyncJob, err)
 		}
 	}
+	jobEvents := p.JobEvents
+	if p.Forward != "" {
+		evs, retry, err := r.forwardJob(ctx, p.Forward, job, p.ForwardBase, p.Forwarding)
+		if err != nil {
+			return reconcile.Result{}, fmt.Errorf("forwarding job changes to %s: %w", p.Forward, err)
+		}
+		jobEvents = append(jobEvents, evs...)
+		if retry {
+			// The copy changed meanwhile: the next pass compares again and
+			// reports all it finds in one event per reason.
+			jobEvents, result.RequeueAfter = nil, requeueSoon
+		}
+	}
+	if p.ForwardPriority != "" {
+		evs, retry, err := r.forwardPriority(ctx, p.ForwardPriority, wl)
+		if err != nil {
+			return reconcile.Result{}, fmt.Errorf("forwarding the priority to %s: %w", p.ForwardPriority, err)
+		}
+		events = append(events, evs...)
+		if retry {
+			result.RequeueAfter = requeueSoon
+		}
+	}
+	r.recordOnJob(job, jobEvents)
 	if p.ClearJobActivity && job.obj != nil {
 		if err := r.clearActivity(ctx, job); err != nil {
 			return reconcile.Result{}, fmt.Errorf("clearing the job's mirrored activity: %w", err)

@@ -100,6 +100,17 @@ type ExternalFramework struct {
 	// the manager's.
 	// +optional
 	Status *StatusSync `json:"status,omitempty"`
+
+	// ForwardedSpecPaths are the dot-separated spec paths (such as
+	// spec.parallelism) whose changes on the manager Courier carries to a
+	// job already dispatched, and sets back when edited on the worker.
+	// List only fields the kind's API lets a running job change. Changes to
+	// other spec fields are reported on the manager's job, not forwarded.
+	// Empty means none.
+	// +optional
+	// +kubebuilder:validation:MaxItems=32
+	// +listType=set
+	ForwardedSpecPaths []string `json:"forwardedSpecPaths,omitempty"`
 }
 
 // ManagedBy locates a job kind's managedBy field.

@@ -40,6 +40,16 @@ func MakeWorkload(name, ns string) *WorkloadWrapper {
 	}}
 }
 
+// Priority sets the priority value and, when class is not empty, the
+// Kueue WorkloadPriorityClass it comes from.
+func (w *WorkloadWrapper) Priority(class string, value int32) *WorkloadWrapper {
+	w.Spec.Priority = &value
+	if class != "" {
+		w.Spec.PriorityClassRef = &kueue.PriorityClassRef{Group: kueue.WorkloadPriorityClassGroup, Kind: kueue.WorkloadPriorityClassKind, Name: class}
+	}
+	return w
+}
+
 // Obj returns the Workload.
 func (w *WorkloadWrapper) Obj() *kueue.Workload { return &w.Workload }
 

@@ -1,0 +1,178 @@
+package dispatch
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+
+	courier "github.com/courierdev/courier/api/v1alpha1"
+	"github.com/courierdev/courier/pkg/adapter"
+	"github.com/courierdev/courier/pkg/cluster"
+)
+
+// forwardTTL is how long Courier remembers a write to a copy that the
+// worker refused, or that its informer has not shown yet, and a refusal it
+// reported: it does not write or report the same thing again meanwhile.
+const forwardTTL = 10 * time.Minute
+
+// samePriority reports whether a Workload copy has the manager Workload's
+// priority.
+func samePriority(wl, copy *kueue.Workload) bool {
+	return equality.Semantic.DeepEqual(wl.Spec.Priority, copy.Spec.Priority) &&
+		equality.Semantic.DeepEqual(wl.Spec.PriorityClassRef, copy.Spec.PriorityClassRef)
+}
+
+// refusalEvents are the events that report what a Forwarding leaves.
+func refusalEvents(c string, f *adapter.Forwarding) []Event {
+	var out []Event
+	for _, r := range f.Refused {
+		reason, msg := courier.EventNotForwarded, fmt.Sprintf("Not forwarded to worker %q: %s", c, r.Message())
+		if strings.HasPrefix(r.Why, "edited on the worker") {
+			reason, msg = courier.EventRemoteEdited, fmt.Sprintf("The copy on worker %q has %s", c, r.Message())
+		}
+		out = append(out, Event{Type: "Warning", Reason: reason, Message: truncate(msg, maxNoteLength)})
+	}
+	return out
+}
+
+// writtenEvents are the events that report what a Forwarding wrote.
+func writtenEvents(c string, f *adapter.Forwarding) []Event {
+	var out []Event
+	if len(f.Forwarded) > 0 {
+		out = append(out, Event{Type: "Normal", Reason: courier.EventForwarded,
+			Message: fmt.Sprintf("Forwarded %s to worker %q.", strings.Join(f.Forwarded, ", "), c)})
+	}
+	if len(f.Restored) > 0 {
+		out = append(out, Event{Type: "Warning", Reason: courier.EventRemoteEdited,
+			Message: fmt.Sprintf("The copy on worker %q was edited by hand (%s); set back to the manager's values.", c, strings.Join(f.Restored, ", "))})
+	}
+	return out
+}
+
+// forwardJob writes a Forwarding's update to base, the job copy on worker
+// c as it was read, and returns the events to record on the manager's job.
+// retry is set when the copy changed meanwhile.
+func (r *Reconciler) forwardJob(ctx context.Context, c string, job jobInfo, base *unstructured.Unstructured, f *adapter.Forwarding) (events []Event, retry bool, err error) {
+	remote, err := r.remotes.Get(c)
+	if err != nil || job.obj == nil {
+		return nil, false, nil // Out of reach; the next look forwards what is there then.
+	}
+	fields := strings.Join(append(append([]string{}, f.Forwarded...), f.Restored...), ", ")
+	events, retry, err = r.patchCopy(ctx, c, remote, base, f.Update.DeepCopy(), attemptKey(job.obj, base), writtenEvents(c, f), "the update of "+fields)
+	if err != nil {
+		return nil, false, fmt.Errorf("patching the job copy: %w", err)
+	}
+	if !retry && len(events) > 0 && events[0].Type == "Normal" {
+		ctrl.LoggerFrom(ctx).V(2).Info("Forwarding job changes", "cluster", c, "forwarded", f.Forwarded, "restored", f.Restored)
+	}
+	return events, retry, nil
+}
+
+// attemptKey names one write to a copy: from this version of the manager's
+// object to this version of the copy.
+func attemptKey(local, copy metav1.Object) types.UID {
+	return types.UID(string(copy.GetUID()) + "/" + copy.GetResourceVersion() + "/" + local.GetResourceVersion())
+}
+
+// forwardPriority gives the Workload copy on worker c the manager
+// Workload's priority; the worker's Kueue then orders and preempts by it.
+func (r *Reconciler) forwardPriority(ctx context.Context, c string, wl *kueue.Workload) ([]Event, bool, error) {
+	remote, err := r.remotes.Get(c)
+	if err != nil {
+		return nil, false, nil
+	}
+	base := &kueue.Workload{}
+	if err := remote.Client.Get(ctx, client.ObjectKeyFromObject(wl), base); err != nil {
+		return nil, false, client.IgnoreNotFound(err)
+	}
+	copy := base.DeepCopy()
+	copy.Spec.Priority, copy.Spec.PriorityClassRef = wl.Spec.Priority, wl.Spec.PriorityClassRef.DeepCopy()
+	priority := "none"
+	if wl.Spec.Priority != nil {
+		priority = strconv.Itoa(int(*wl.Spec.Priority))
+	}
+	done := Event{Type: "Normal", Reason: courier.EventForwarded, Message: fmt.Sprintf("Forwarded the priority (%s) to worker %q.", priority, c)}
+	events, retry, err := r.patchCopy(ctx, c, remote, base, copy, attemptKey(wl, base), []Event{done}, "the priority change ("+priority+")")
+	if err != nil {
+		return nil, false, fmt.Errorf("patching the Workload copy's priority: %w", err)
+	}
+	return events, retry, nil
+}
+
+// patchCopy writes obj over base, a copy on worker c as it was read, in one
+// merge patch guarded by the copy's resourceVersion: the worker's role
+// grants patch, and a copy changed since it was read is compared again, not
+// overwritten (retry). It returns done once written. A write the worker
+// refuses (what names it) is reported, and neither it nor a write already
+// made is tried again under key: an informer that has not shown the new
+// version yet would ask for the same write.
+func (r *Reconciler) patchCopy(ctx context.Context, c string, remote *cluster.Remote, base, obj client.Object, key types.UID, done []Event, what string) ([]Event, bool, error) {
+	now := r.now()
+	if r.forwardAttempts.has(key, now) {
+		return nil, false, nil
+	}
+	err := remote.Client.Patch(ctx, obj, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}))
+	switch {
+	case err == nil:
+		r.forwardAttempts.add(key, now)
+		return done, false, nil
+	case apierrors.IsConflict(err):
+		return nil, true, nil
+	case apierrors.IsNotFound(err):
+		return nil, false, nil
+	case apierrors.IsInvalid(err) || apierrors.IsForbidden(err) || apierrors.IsBadRequest(err):
+		r.forwardAttempts.add(key, now)
+		return []Event{{Type: "Warning", Reason: courier.EventNotForwarded, Message: truncate(
+			fmt.Sprintf("Worker %q refused %s: %v", c, what, err), maxNoteLength)}}, false, nil
+	}
+	return nil, false, err
+}
+
+// recordOnJob records events on the manager's job, one per reason: the
+// event recorder folds events of one reason on one object into a series
+// that keeps the first note, so separate notes of a pass would be lost. A
+// warning already recorded for this version of the job is not recorded
+// again: a refusal stands until the job changes, and each pass would
+// repeat it.
+func (r *Reconciler) recordOnJob(job jobInfo, events []Event) {
+	if job.obj == nil {
+		return
+	}
+	now := r.now()
+	for _, e := range mergeByReason(events) {
+		key := types.UID(string(job.obj.GetUID()) + "/" + strconv.FormatInt(job.obj.GetGeneration(), 10) + "/" + e.Message)
+		if e.Type == "Warning" && r.reported.has(key, now) {
+			continue
+		}
+		r.reported.add(key, now)
+		r.recorder.Eventf(job.obj, nil, e.Type, e.Reason, "Forward", "%s", e.Message)
+	}
+}
+
+// mergeByReason joins the messages of events of the same type and reason,
+// in order.
+func mergeByReason(events []Event) []Event {
+	var out []Event
+	at := map[[2]string]int{}
+	for _, e := range events {
+		k := [2]string{e.Type, e.Reason}
+		if i, ok := at[k]; ok {
+			out[i].Message = truncate(out[i].Message+" "+e.Message, maxNoteLength)
+			continue
+		}
+		at[k] = len(out)
+		out = append(out, e)
+	}
+	return out
+}
