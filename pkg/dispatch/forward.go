@@ -150,12 +150,18 @@ func (r *Reconciler) recordOnJob(job jobInfo, events []Event) {
 		return
 	}
 	now := r.now()
-	for _, e := range mergeByReason(events) {
+	var fresh []Event
+	for _, e := range events {
+		// Each note is remembered alone: a pass that repeats one of them
+		// beside a new one reports only the new one.
 		key := types.UID(string(job.obj.GetUID()) + "/" + strconv.FormatInt(job.obj.GetGeneration(), 10) + "/" + e.Message)
 		if e.Type == "Warning" && r.reported.has(key, now) {
 			continue
 		}
 		r.reported.add(key, now)
+		fresh = append(fresh, e)
+	}
+	for _, e := range mergeByReason(fresh) {
 		r.recorder.Eventf(job.obj, nil, e.Type, e.Reason, "Forward", "%s", e.Message)
 	}
 }
