@@ -7,6 +7,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -179,7 +180,54 @@ var _ = DescribeTable("Dispatching an external framework",
 	}),
 )
 
+// jobEventNotes returns the notes of the events on a manager job with the
+// given reason.
+func jobEventNotes(ctx context.Context, g Gomega, job *unstructured.Unstructured, reason string) []string {
+	list := &eventsv1.EventList{}
+	g.Expect(env.Manager.Client.List(ctx, list, client.InNamespace(job.GetNamespace()))).To(Succeed())
+	var notes []string
+	for _, e := range list.Items {
+		if e.Regarding.Kind == job.GetKind() && e.Regarding.Name == job.GetName() && e.Reason == reason {
+			notes = append(notes, e.Note)
+		}
+	}
+	return notes
+}
+
 var _ = Describe("External frameworks", func() {
+	It("forwards the configured spec paths of a dispatched job, and reports a change to any other field", func(ctx context.Context) {
+		ns := namespaceEverywhere(ctx)
+		target := env.Workers[0]
+		job := batchJob(ns, "fwd-job-"+rand.String(4), nil)
+		Expect(unstructured.SetNestedField(job.Object, int64(1), "spec", "parallelism")).To(Succeed())
+		wl := sim.Submit(ctx, job)
+		Eventually(func(g Gomega) { g.Expect(kueuesim.Read(ctx, g, target, wl)).NotTo(BeNil()) }).Should(Succeed())
+		kueuesim.AdmitOn(ctx, target, wl)
+		sim.ExpectCheck(ctx, wl, kueue.CheckStateReady, target.Name)
+		Eventually(func(g Gomega) { g.Expect(kueuesim.Read(ctx, g, target, job)).NotTo(BeNil()) }).Should(Succeed())
+
+		By("changing spec.parallelism, which is forwarded, and spec.activeDeadlineSeconds, which is not")
+		Eventually(func(g Gomega) {
+			local := kueuesim.Read(ctx, g, env.Manager, job)
+			g.Expect(unstructured.SetNestedField(local.Object, int64(3), "spec", "parallelism")).To(Succeed())
+			g.Expect(unstructured.SetNestedField(local.Object, int64(600), "spec", "activeDeadlineSeconds")).To(Succeed())
+			g.Expect(env.Manager.Client.Update(ctx, local)).To(Succeed())
+		}).Should(Succeed())
+		Eventually(func(g Gomega) {
+			remote := kueuesim.Read(ctx, g, target, job)
+			parallelism, _, _ := unstructured.NestedInt64(remote.Object, "spec", "parallelism")
+			g.Expect(parallelism).To(Equal(int64(3)))
+			g.Expect(jobEventNotes(ctx, g, job, courierv1alpha1.EventForwarded)).To(ContainElement(ContainSubstring("spec.parallelism")))
+			g.Expect(jobEventNotes(ctx, g, job, courierv1alpha1.EventNotForwarded)).To(ContainElement(And(
+				ContainSubstring("spec.activeDeadlineSeconds"), ContainSubstring("only metadata.labels, metadata.annotations, spec.parallelism"))))
+		}).Should(Succeed())
+		Consistently(func(g Gomega) {
+			remote := kueuesim.Read(ctx, g, target, job)
+			_, found, _ := unstructured.NestedInt64(remote.Object, "spec", "activeDeadlineSeconds")
+			g.Expect(found).To(BeFalse(), "a field not listed in forwardedSpecPaths reached the worker")
+		}).WithTimeout(2 * time.Second).Should(Succeed())
+	})
+
 	It("reports a kind missing on a worker on its WorkerCluster", func(ctx context.Context) {
 		Eventually(func(g Gomega) {
 			wc := &courierv1alpha1.WorkerCluster{}

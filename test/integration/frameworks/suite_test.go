@@ -57,7 +57,7 @@ var _ = BeforeSuite(func(ctx context.Context) {
 
 	courier, err = env.StartCourier(ctx, func(c *configv1alpha1.Configuration) {
 		c.ExternalFrameworks = []configv1alpha1.ExternalFramework{
-			{Name: "Job.v1.batch"},
+			{Name: "Job.v1.batch", ForwardedSpecPaths: []string{"spec.parallelism"}},
 			{Name: "JobSet.v1alpha2.jobset.x-k8s.io"},
 			{
 				Name:      "TestJob.v1.example.courier.dev",
