@@ -39,7 +39,7 @@ var _ = Describe("Changes after dispatch, with real Kueue and Trainer", func() {
 			DeferCleanup(setStopPolicy, w, kueue.None)
 		}
 		tj := trainertesting.MakeTrainJob("e2e-fwd-"+rand.String(5), namespace).Queue(queue).
-			ManagedBy(adapter.TrainJobManagedBy).GPUs(1).RunFor("example.com/user", 10*time.Second).Obj()
+			ManagedBy(adapter.TrainJobManagedBy).GPUs(1).RunFor("example.com/user", 30*time.Second).Obj()
 		Expect(manager.client.Create(ctx, tj)).To(Succeed())
 		wl := workloadOf(ctx, tj)
 
@@ -87,6 +87,26 @@ var _ = Describe("Changes after dispatch, with real Kueue and Trainer", func() {
 			}
 			g.Expect(found).To(BeTrue(), "the JobSet has no node replicated job")
 		}).Should(Succeed())
+
+		By("labelling the running job on the manager: the label reaches the running copy, its spec untouched")
+		running := &trainer.TrainJob{}
+		Eventually(func(g Gomega) {
+			g.Expect(w.client.Get(ctx, client.ObjectKeyFromObject(tj), running)).To(Succeed())
+			g.Expect(running.Spec.Suspend).To(HaveValue(BeFalse()), "the worker's Kueue started it")
+		}).Should(Succeed())
+		Eventually(func(g Gomega) {
+			local := &trainer.TrainJob{}
+			g.Expect(manager.client.Get(ctx, client.ObjectKeyFromObject(tj), local)).To(Succeed())
+			local.Labels["owner"] = "team-b"
+			g.Expect(manager.client.Update(ctx, local)).To(Succeed())
+		}).Should(Succeed())
+		Eventually(func(g Gomega) {
+			remote := &trainer.TrainJob{}
+			g.Expect(w.client.Get(ctx, client.ObjectKeyFromObject(tj), remote)).To(Succeed())
+			g.Expect(remote.Labels).To(HaveKeyWithValue("owner", "team-b"))
+			g.Expect(remote.Generation).To(Equal(running.Generation), "forwarding a label wrote the running copy's spec")
+		}).Should(Succeed())
+
 		Eventually(func(g Gomega) {
 			local := &trainer.TrainJob{}
 			g.Expect(manager.client.Get(ctx, client.ObjectKeyFromObject(tj), local)).To(Succeed())

@@ -175,7 +175,9 @@ var _ = Describe("WorkerCluster connections", func() {
 					g.Expect(r.Kind).NotTo(Equal(trainer.TrainJobKind))
 				}
 			}
-		}).Should(Succeed())
+			// A CRD goes once its objects are cleaned up, which may take
+			// seconds on a loaded machine.
+		}).WithTimeout(time.Minute).Should(Succeed())
 
 		withCRD := connectWorker(ctx, env.Workers[0], framework.AdminUser)
 		withoutCRD := connectWorker(ctx, second, framework.AdminUser)
