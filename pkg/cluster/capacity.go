@@ -74,6 +74,9 @@ type capacitySnapshot struct {
 	// resources and summary are for the WorkerCluster status.
 	resources []courier.ResourceCapacity
 	summary   string
+	// waiting are the manager Workloads whose copies the pending demand
+	// counts.
+	waiting sets.Set[types.UID]
 }
 
 // capacity is what the ClusterQueue of a LocalQueue offers.
@@ -119,7 +122,8 @@ func computeCapacity(objs capacityObjects) *capacitySnapshot {
 			}
 		}
 	}
-	pending := pendingDemand(objs.Workloads, snap.localQueues, cqs)
+	pending, waiting := pendingDemand(objs.Workloads, snap.localQueues, cqs)
+	snap.waiting = waiting
 
 	totals := map[flavorResource]*courier.ResourceCapacity{}
 	for name, cq := range cqs {
@@ -233,9 +237,11 @@ func quotaOf(cq *kueue.ClusterQueue, fr flavorResource) (kueue.ResourceQuota, bo
 }
 
 // pendingDemand is the demand of the waiting copies, per ClusterQueue, in
-// the first flavor of their queue that lists each resource.
-func pendingDemand(workloads []kueue.Workload, localQueues map[types.NamespacedName]string, cqs map[string]*kueue.ClusterQueue) map[string]map[flavorResource]int64 {
+// the first flavor of their queue that lists each resource, and the
+// manager Workloads of the copies it counts.
+func pendingDemand(workloads []kueue.Workload, localQueues map[types.NamespacedName]string, cqs map[string]*kueue.ClusterQueue) (map[string]map[flavorResource]int64, sets.Set[types.UID]) {
 	pending := map[string]map[flavorResource]int64{}
+	counted := sets.New[types.UID]()
 	for i := range workloads {
 		wl := &workloads[i]
 		if !waiting(wl) {
@@ -249,13 +255,16 @@ func pendingDemand(workloads []kueue.Workload, localQueues map[types.NamespacedN
 		if pending[name] == nil {
 			pending[name] = map[flavorResource]int64{}
 		}
+		if uid := wl.Annotations[courier.ManagerUIDAnnotation]; uid != "" {
+			counted.Insert(types.UID(uid))
+		}
 		for res, amount := range workloadRequests(wl) {
 			if flavor, ok := firstFlavor(cq, res); ok {
 				pending[name][flavorResource{flavor, res}] += amount
 			}
 		}
 	}
-	return pending
+	return pending, counted
 }
 
 // waiting reports whether a copy waits for quota on its worker.

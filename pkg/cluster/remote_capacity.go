@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 	toolscache "k8s.io/client-go/tools/cache"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -68,6 +69,14 @@ func (r *Remote) Capacity(namespace, localQueue string) placement.Capacity {
 		return placement.Capacity{}
 	}
 	return s.capacity(namespace, localQueue)
+}
+
+// CountsWaiting reports whether the capacity snapshot already counts the
+// waiting copy of manager Workload uid in the pending demand, so that
+// Courier no longer adds it on top as a copy it has just created.
+func (r *Remote) CountsWaiting(uid types.UID) bool {
+	s := r.capacity.current(capacityMaxAge)
+	return s != nil && s.waiting.Has(uid)
 }
 
 // CapacitySummary returns the worker's quota per flavor and resource,

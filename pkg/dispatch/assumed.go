@@ -16,9 +16,11 @@ const assumedTTL = 2 * time.Second
 // assumedCopies remembers the copies Courier created in the last
 // assumedTTL, per worker, with their demand, as schedulers "assume" a pod
 // they placed. Workloads planned in the same second would otherwise all see
-// the same snapshot, and a burst would all go to the roomiest worker. The
-// overlap with the snapshot, once it includes a copy, counts it twice for a
-// moment, which only spreads work.
+// the same snapshot, and a burst would all go to the roomiest worker. A
+// copy the snapshot already counts as waiting is not assumed on top: counted
+// twice, one copy filled a small worker, and BestFit sent the rest of a
+// burst to the big one, where one waited for a round while the small one
+// had room.
 type assumedCopies struct {
 	mu     sync.Mutex
 	copies map[string]map[types.UID]assumedCopy
@@ -57,13 +59,14 @@ func (a *assumedCopies) add(cluster string, uid types.UID, queue string, podSets
 }
 
 // podSets are the pod sets of the copies assumed on cluster for queue, but
-// those of Workload except, whose own copy is not demand on top of itself.
-func (a *assumedCopies) podSets(cluster, queue string, except types.UID, now time.Time) []placement.PodSet {
+// those of Workload except, whose own copy is not demand on top of itself,
+// and those the capacity snapshot already counts (counted, if not nil).
+func (a *assumedCopies) podSets(cluster, queue string, except types.UID, now time.Time, counted func(types.UID) bool) []placement.PodSet {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	var out []placement.PodSet
 	for uid, ac := range a.copies[cluster] {
-		if uid != except && ac.queue == queue && now.Sub(ac.at) <= assumedTTL {
+		if uid != except && ac.queue == queue && now.Sub(ac.at) <= assumedTTL && (counted == nil || !counted(uid)) {
 			out = append(out, ac.podSets...)
 		}
 	}

@@ -1,6 +1,7 @@
 package dispatch
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -25,6 +26,7 @@ func TestAssumedCopies(t *testing.T) {
 		cluster, queue string
 		except         string
 		at             time.Time
+		counted        []string
 		want           []placement.PodSet
 	}{
 		"every recent copy to the same queue on that worker": {cluster: "w1", queue: "ns/lq", at: t0.Add(time.Second), want: append(gpus(1), gpus(2)...)},
@@ -32,10 +34,12 @@ func TestAssumedCopies(t *testing.T) {
 		"a copy older than assumedTTL is in the snapshots":   {cluster: "w1", queue: "ns/lq", at: t0.Add(assumedTTL + time.Millisecond), want: gpus(2)},
 		"another worker's copies are its own":                {cluster: "w2", queue: "ns/lq", at: t0.Add(time.Second), want: gpus(8)},
 		"nothing assumed on a worker":                        {cluster: "w3", queue: "ns/lq", at: t0},
+		"not a copy the snapshot counts already":             {cluster: "w1", queue: "ns/lq", counted: []string{"one"}, at: t0.Add(time.Second), want: gpus(2)},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got := a.podSets(tc.cluster, tc.queue, types.UID(tc.except), tc.at)
+			counted := func(uid types.UID) bool { return slices.Contains(tc.counted, string(uid)) }
+			got := a.podSets(tc.cluster, tc.queue, types.UID(tc.except), tc.at, counted)
 			sortPodSets := cmpopts.SortSlices(func(x, y placement.PodSet) bool { return x.Count < y.Count })
 			if diff := cmp.Diff(tc.want, got, sortPodSets, cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("podSets() mismatch (-want +got):\n%s", diff)

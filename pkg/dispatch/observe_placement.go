@@ -40,7 +40,7 @@ func (r *Reconciler) placementInput(wl *kueue.Workload, info jobInfo, policy pla
 		}
 		if remote, err := r.remotes.Get(c.Name); err == nil {
 			pc.Capacity = remote.Capacity(wl.Namespace, string(wl.Spec.QueueName)).
-				WithPending(r.assumed.podSets(c.Name, queueOf(wl), wl.UID, o.Now))
+				WithPending(r.assumed.podSets(c.Name, queueOf(wl), wl.UID, o.Now, remote.CountsWaiting))
 		}
 		in.Clusters = append(in.Clusters, pc)
 	}
