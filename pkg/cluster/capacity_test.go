@@ -8,10 +8,12 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -87,7 +89,7 @@ func gpus(nominal, borrowable, usage, pending int64) placement.Capacity {
 
 // waitingCopy asks for n pods of one GPU and two CPUs each.
 func waitingCopy(name, queue string, n int32) kueue.Workload {
-	wl := kueuetesting.MakeWorkload(name, "ml").Queue(queue).Count(n).Obj()
+	wl := kueuetesting.MakeWorkload(name, "ml").Queue(queue).Count(n).Annotation(courier.ManagerUIDAnnotation, "uid-"+name).Obj()
 	wl.Spec.PodSets[0].Template.Spec.Containers[0].Resources.Requests = corev1.ResourceList{
 		corev1.ResourceCPU: resource.MustParse("2"), gpu: resource.MustParse("1"),
 	}
@@ -110,6 +112,9 @@ func TestComputeCapacity(t *testing.T) {
 		want          map[string]placement.Capacity // by namespace/LocalQueue
 		wantResources []courier.ResourceCapacity
 		wantSummary   string
+		// wantWaiting are the manager Workloads whose copies the pending
+		// demand counts.
+		wantWaiting []types.UID
 	}{
 		"no ClusterQueues": {
 			objs:        capacityObjects{LocalQueues: []kueue.LocalQueue{localQueue("ml", "lq", "gone")}},
@@ -205,6 +210,7 @@ func TestComputeCapacity(t *testing.T) {
 					*kueuetesting.MakeWorkload("other-namespace", "other").Queue("lq").Obj(),
 				},
 			},
+			wantWaiting: []types.UID{"uid-waits", "uid-waits-too"},
 			want: map[string]placement.Capacity{
 				"ml/lq": {Known: true, ClusterQueue: "mixed", Flavors: []placement.Flavor{
 					{Name: "default", Resources: map[corev1.ResourceName]placement.Quota{
@@ -284,6 +290,9 @@ func TestComputeCapacity(t *testing.T) {
 			}
 			if snap.summary != tc.wantSummary {
 				t.Errorf("summary = %q, want %q", snap.summary, tc.wantSummary)
+			}
+			if diff := cmp.Diff(tc.wantWaiting, sets.List(snap.waiting), cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("waiting copies counted (-want +got):\n%s", diff)
 			}
 		})
 	}
