@@ -35,6 +35,9 @@ type Refusal struct {
 	Field string
 	// Why says why, in a sentence.
 	Why string
+	// Edited: the copy was edited on the worker by hand, not the job on
+	// the manager.
+	Edited bool
 }
 
 // Message says what was refused in one sentence per field.
@@ -266,7 +269,7 @@ func (k *kindAdapter) Forward(local, remote *unstructured.Unstructured, to Desti
 			f.Forwarded = append(f.Forwarded, field)
 		} else {
 			if why := k.refuseRestore(field, wantView[field], remote); why != "" {
-				f.Refused = append(f.Refused, Refusal{Field: field, Why: "edited on the worker by hand, and " + why})
+				f.Refused = append(f.Refused, Refusal{Field: field, Why: "edited on the worker by hand, and " + why, Edited: true})
 				continue
 			}
 			f.Restored = append(f.Restored, field)

@@ -38,7 +38,7 @@ func refusalEvents(c string, f *adapter.Forwarding) []Event {
 	var out []Event
 	for _, r := range f.Refused {
 		reason, msg := courier.EventNotForwarded, fmt.Sprintf("Not forwarded to worker %q: %s", c, r.Message())
-		if strings.HasPrefix(r.Why, "edited on the worker") {
+		if r.Edited {
 			reason, msg = courier.EventRemoteEdited, fmt.Sprintf("The copy on worker %q has %s", c, r.Message())
 		}
 		out = append(out, Event{Type: "Warning", Reason: reason, Message: truncate(msg, maxNoteLength)})

@@ -236,7 +236,7 @@ func TestPlanPlaced(t *testing.T) {
 		"running, a change the copy cannot take: reported on the job, nothing written": {
 			o: Observed{Workload: placed().Obj(), Check: readyCheck, Placement: &Placement{Cluster: "a"}, Health: connected,
 				Remotes: map[string]Remote{"a": {Workload: copyOf().Admit(t0).Obj(), HasJob: true, JobMirrored: true, Forward: &adapter.Forwarding{
-					Refused: []adapter.Refusal{{Field: "spec.runtimePatches", Why: "it runs."}, {Field: "spec.x", Why: "edited on the worker by hand, and it runs."}}}}}},
+					Refused: []adapter.Refusal{{Field: "spec.runtimePatches", Why: "it runs."}, {Field: "spec.x", Why: "edited on the worker by hand, and it runs.", Edited: true}}}}}},
 			want: Plan{JobEvents: []Event{
 				{Type: "Warning", Reason: courier.EventNotForwarded, Message: `Not forwarded to worker "a": spec.runtimePatches: it runs.`},
 				{Type: "Warning", Reason: courier.EventRemoteEdited, Message: `The copy on worker "a" has spec.x: edited on the worker by hand, and it runs.`},
