@@ -10,6 +10,7 @@ import (
 	. "github.com/onsi/gomega"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -109,14 +110,24 @@ func finished(ctx context.Context, g Gomega, wl *kueue.Workload) *metav1.Conditi
 }
 
 var _ = Describe("Courier with real Kueue, Trainer and JobSet", func() {
+	It("refuses at submission a TrainJob whose RuntimePatches a worker's Trainer would refuse", func(ctx context.Context) {
+		tj := trainertesting.MakeTrainJob("e2e-env-"+rand.String(5), namespace).Queue(queue).
+			GPUs(1).NodeEnv("example.com/user", "A", "b").Obj()
+		err := manager.client.Create(ctx, tj)
+		Expect(apierrors.IsInvalid(err)).To(BeTrue(), "creating a TrainJob with env on the node container: %v", err)
+		Expect(err.Error()).To(ContainSubstring(`Trainer forbids env on the "node" container`))
+	})
+
 	It("runs a TrainJob on a worker and mirrors its final status", func(ctx context.Context) {
+		// No managedBy: Courier's webhook sets it.
 		tj := trainertesting.MakeTrainJob("e2e-"+rand.String(5), namespace).Queue(queue).
-			ManagedBy(adapter.TrainJobManagedBy).GPUs(1).RuntimePatch("example.com/user", "team", "a").Obj()
+			GPUs(1).RuntimePatch("example.com/user", "team", "a").Obj()
 		histories := map[string]*history{}
 		for _, w := range workers {
 			histories[w.name] = watchTrainJob(ctx, w, client.ObjectKeyFromObject(tj))
 		}
 		Expect(manager.client.Create(ctx, tj)).To(Succeed())
+		Expect(tj.Spec.ManagedBy).To(HaveValue(Equal(adapter.TrainJobManagedBy)))
 		wl := workloadOf(ctx, tj)
 		w := dispatchedTo(ctx, wl)
 

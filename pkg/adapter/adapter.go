@@ -37,6 +37,9 @@ const (
 type Adapter interface {
 	// GVK is the kind the adapter handles.
 	GVK() schema.GroupVersionKind
+	// ManagedBy returns the dot-separated path of the kind's managedBy
+	// field and the value that hands a manager-side job to Courier.
+	ManagedBy() (path, value string)
 	// Check returns a *Rejection when the manager's job cannot be
 	// dispatched as it is.
 	Check(job *unstructured.Unstructured) error
@@ -158,6 +161,9 @@ func New(k Kind) Adapter {
 func (k *kindAdapter) GVK() schema.GroupVersionKind { return k.Kind.GVK }
 
 func (k *kindAdapter) managedByPath() []string { return strings.Split(k.ManagedByPath, ".") }
+
+// ManagedBy implements Adapter.
+func (k *kindAdapter) ManagedBy() (path, value string) { return k.ManagedByPath, k.ManagedByValue }
 
 // Check implements Adapter: the job must be managed by Courier's value, or
 // the manager's own controller would run it too, and it must pass the

@@ -27,6 +27,16 @@ func defaulted() *configv1alpha1.Configuration {
 		WorkerClient:        &configv1alpha1.ClientConnection{QPS: ptr.To[float32](500), Burst: ptr.To[int32](1000)},
 		Health:              &configv1alpha1.HealthEndpoint{BindAddress: ":8081"},
 		Metrics:             &configv1alpha1.MetricsEndpoint{BindAddress: ":8080"},
+		Webhook: &configv1alpha1.Webhook{
+			Enable:                      ptr.To(false),
+			Port:                        ptr.To[int32](9443),
+			CertDir:                     "/tmp/k8s-webhook-server/serving-certs",
+			CertManagement:              configv1alpha1.CertManagementInternal,
+			ServiceName:                 "courier-webhook-service",
+			SecretName:                  "courier-webhook-server-cert",
+			MutatingConfigurationName:   "courier-mutating-webhook-configuration",
+			ValidatingConfigurationName: "courier-validating-webhook-configuration",
+		},
 		LeaderElection: &componentconfig.LeaderElectionConfiguration{
 			LeaderElect:       ptr.To(true),
 			LeaseDuration:     metav1.Duration{Duration: 15 * time.Second},
@@ -94,6 +104,25 @@ leaderElection: {leaderElect: false}
 					},
 				}
 			},
+		},
+		"webhook settings are kept": {
+			file: header + `webhook: {enable: true, port: 10250, certManagement: External, certDir: /certs}
+`,
+			want: func(c *configv1alpha1.Configuration) {
+				c.Webhook.Enable = ptr.To(true)
+				c.Webhook.Port = ptr.To[int32](10250)
+				c.Webhook.CertManagement = configv1alpha1.CertManagementExternal
+				c.Webhook.CertDir = "/certs"
+			},
+		},
+		"bad webhook settings": {
+			file: header + `webhook: {enable: true, port: 70000, serviceName: Bad_Service, mutatingConfigurationName: "a b"}
+`,
+			wantErr: []string{"webhook.port: Invalid value: 70000", `webhook.serviceName: Invalid value: "Bad_Service"`, `webhook.mutatingConfigurationName: Invalid value: "a b"`},
+		},
+		"unknown certificate management": {
+			file:    header + "webhook: {enable: true, certManagement: Vault}\n",
+			wantErr: []string{`webhook.certManagement: Unsupported value: "Vault"`},
 		},
 		"unknown field": {
 			file:    header + "orign: typo\n",

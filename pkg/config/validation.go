@@ -52,6 +52,7 @@ func Validate(c *configv1alpha1.Configuration) field.ErrorList {
 	errs = append(errs, validateClient(c.ManagerClient, field.NewPath("managerClient"))...)
 	errs = append(errs, validateClient(c.WorkerClient, field.NewPath("workerClient"))...)
 	errs = append(errs, validateFrameworks(c.ExternalFrameworks, field.NewPath("externalFrameworks"))...)
+	errs = append(errs, validateWebhook(c.Webhook, field.NewPath("webhook"))...)
 	if le := c.LeaderElection; le != nil && le.LeaderElect != nil && *le.LeaderElect {
 		p := field.NewPath("leaderElection")
 		if le.ResourceName == "" {
@@ -63,6 +64,33 @@ func Validate(c *configv1alpha1.Configuration) field.ErrorList {
 		if le.RenewDeadline.Duration <= le.RetryPeriod.Duration {
 			errs = append(errs, field.Invalid(p.Child("renewDeadline"), le.RenewDeadline.Duration.String(), "must be greater than retryPeriod"))
 		}
+	}
+	return errs
+}
+
+func validateWebhook(w *configv1alpha1.Webhook, p *field.Path) field.ErrorList {
+	if w == nil || w.Enable == nil || !*w.Enable {
+		return nil
+	}
+	var errs field.ErrorList
+	if w.Port == nil || *w.Port < 1 || *w.Port > 65535 {
+		errs = append(errs, field.Invalid(p.Child("port"), deref(w.Port), "must be a TCP port, between 1 and 65535"))
+	}
+	switch w.CertManagement {
+	case configv1alpha1.CertManagementInternal:
+		for name, value := range map[string]string{"serviceName": w.ServiceName, "secretName": w.SecretName} {
+			if msgs := validation.IsDNS1123Label(value); len(msgs) > 0 {
+				errs = append(errs, field.Invalid(p.Child(name), value, strings.Join(msgs, "; ")))
+			}
+		}
+		for name, value := range map[string]string{"mutatingConfigurationName": w.MutatingConfigurationName, "validatingConfigurationName": w.ValidatingConfigurationName} {
+			if msgs := validation.IsDNS1123Subdomain(value); len(msgs) > 0 {
+				errs = append(errs, field.Invalid(p.Child(name), value, strings.Join(msgs, "; ")))
+			}
+		}
+	case configv1alpha1.CertManagementExternal:
+	default:
+		errs = append(errs, field.NotSupported(p.Child("certManagement"), w.CertManagement, []configv1alpha1.CertManagement{configv1alpha1.CertManagementInternal, configv1alpha1.CertManagementExternal}))
 	}
 	return errs
 }

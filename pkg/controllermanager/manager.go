@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	configv1alpha1 "github.com/courierdev/courier/api/config/v1alpha1"
 )
@@ -18,9 +19,11 @@ import (
 func Options(cfg *configv1alpha1.Configuration) ctrl.Options {
 	le := cfg.LeaderElection
 	return ctrl.Options{
-		Scheme:                     NewScheme(),
-		HealthProbeBindAddress:     cfg.Health.BindAddress,
-		Metrics:                    metricsserver.Options{BindAddress: cfg.Metrics.BindAddress},
+		Scheme:                 NewScheme(),
+		HealthProbeBindAddress: cfg.Health.BindAddress,
+		Metrics:                metricsserver.Options{BindAddress: cfg.Metrics.BindAddress},
+		// Started only when the Configuration enables webhooks (see pkg/webhook).
+		WebhookServer:              webhook.NewServer(webhook.Options{Port: int(*cfg.Webhook.Port), CertDir: cfg.Webhook.CertDir}),
 		LeaderElection:             *le.LeaderElect,
 		LeaderElectionID:           le.ResourceName,
 		LeaderElectionNamespace:    le.ResourceNamespace,

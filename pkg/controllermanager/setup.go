@@ -18,6 +18,7 @@ import (
 	"github.com/courierdev/courier/pkg/cluster"
 	"github.com/courierdev/courier/pkg/config"
 	"github.com/courierdev/courier/pkg/dispatch"
+	"github.com/courierdev/courier/pkg/webhook"
 	"github.com/courierdev/courier/pkg/workercluster"
 )
 
@@ -76,6 +77,9 @@ func Setup(mgr ctrl.Manager, cfg *configv1alpha1.Configuration) (*cluster.Cache,
 	}
 	if err := dispatcher.SetupWithManager(mgr); err != nil {
 		return nil, err
+	}
+	if err := webhook.Setup(mgr, cfg, adapters); err != nil {
+		return nil, fmt.Errorf("setting up the webhooks: %w", err)
 	}
 	return cache, nil
 }

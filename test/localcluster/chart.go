@@ -20,15 +20,24 @@ const ChartValues = "e2e/courier-values.yaml"
 // chartServiceAccount is the ServiceAccount the chart runs Courier as.
 const chartServiceAccount = "courier"
 
+// renderedChart is what installChart leaves to its caller.
+type renderedChart struct {
+	// config is the Configuration from the chart's ConfigMap.
+	config string
+	// webhooks are the chart's webhook configurations, not applied: they
+	// call a Service, and the local Courier is a process.
+	webhooks []*unstructured.Unstructured
+}
+
 // installChart renders Courier's chart with bin/helm and applies it to the
 // manager, so that the local Courier runs with the chart's ServiceAccount,
 // RBAC and Configuration. The Deployment is only dry-run, which has the API
 // server validate it: its image does not exist here, and Courier runs as a
-// process instead. It returns the Configuration from the chart's ConfigMap.
-func (e *Env) installChart(ctx context.Context, c client.Client, set ...string) (string, error) {
+// process instead.
+func (e *Env) installChart(ctx context.Context, c client.Client, set ...string) (*renderedChart, error) {
 	root, err := framework.RepoRoot()
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	args := []string{"template", "courier", filepath.Join(root, "charts/courier"),
 		"--namespace", CourierNamespace, "--values", filepath.Join(root, ChartValues)}
@@ -39,32 +48,38 @@ func (e *Env) installChart(ctx context.Context, c client.Client, set ...string) 
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("rendering the chart: helm %v: %w: %s", args, err, stderr.String())
+		return nil, fmt.Errorf("rendering the chart: helm %v: %w: %s", args, err, stderr.String())
 	}
 	objs, err := framework.DecodeManifests(stdout.Bytes())
 	if err != nil {
-		return "", fmt.Errorf("decoding the rendered chart: %w", err)
+		return nil, fmt.Errorf("decoding the rendered chart: %w", err)
 	}
-	var config string
+	out := &renderedChart{}
 	var install, dryRun []*unstructured.Unstructured
 	for _, obj := range objs {
 		switch obj.GetKind() {
 		case "Deployment":
 			dryRun = append(dryRun, obj)
 			continue
+		case "MutatingWebhookConfiguration", "ValidatingWebhookConfiguration":
+			out.webhooks = append(out.webhooks, obj)
+			continue
 		case "ConfigMap":
-			config, _, _ = unstructured.NestedString(obj.Object, "data", "config.yaml")
+			out.config, _, _ = unstructured.NestedString(obj.Object, "data", "config.yaml")
 		}
 		install = append(install, obj)
 	}
-	if config == "" {
-		return "", fmt.Errorf("the rendered chart has no ConfigMap with config.yaml")
+	if out.config == "" {
+		return nil, fmt.Errorf("the rendered chart has no ConfigMap with config.yaml")
+	}
+	if len(out.webhooks) == 0 {
+		return nil, fmt.Errorf("the rendered chart has no webhook configurations")
 	}
 	if err := framework.Apply(ctx, c, install, fieldOwner); err != nil {
-		return "", err
+		return nil, err
 	}
 	if err := framework.Apply(ctx, c, dryRun, fieldOwner, client.DryRunAll); err != nil {
-		return "", fmt.Errorf("dry-running the chart's Deployment: %w", err)
+		return nil, fmt.Errorf("dry-running the chart's Deployment: %w", err)
 	}
-	return config, nil
+	return out, nil
 }

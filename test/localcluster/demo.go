@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -32,7 +33,7 @@ func StartCourierAndConfigure(ctx context.Context, env *Env, logf func(string, .
 	if err := env.Configure(ctx); err != nil {
 		return err
 	}
-	ports, err := framework.FreePorts(2)
+	ports, err := framework.FreePorts(3)
 	if err != nil {
 		return err
 	}
@@ -45,9 +46,17 @@ func StartCourierAndConfigure(ctx context.Context, env *Env, logf func(string, .
 	// metrics on free loopback ports, the metrics one recorded in the state
 	// file for benchmarks to find.
 	metrics := fmt.Sprintf("127.0.0.1:%d", ports[1])
-	config, err := env.installChart(ctx, c,
+	chart, err := env.installChart(ctx, c,
 		fmt.Sprintf("configuration.health.bindAddress=127.0.0.1:%d", ports[0]),
 		"configuration.metrics.bindAddress="+metrics)
+	if err != nil {
+		return err
+	}
+	webhooks, err := newCourierWebhooks(filepath.Join(env.Dir, env.Manager), ports[2])
+	if err != nil {
+		return err
+	}
+	config, err := webhooks.configure(chart.config)
 	if err != nil {
 		return err
 	}
@@ -81,7 +90,8 @@ func StartCourierAndConfigure(ctx context.Context, env *Env, logf func(string, .
 		return fmt.Errorf("waiting for AdmissionCheck %q to be Active (Courier's log: %s): %w", CheckName, proc.Log, err)
 	}
 	logf("AdmissionCheck %q is Active: Courier reaches %s", CheckName, strings.Join(env.Workers, ", "))
-	return nil
+	logf("Installing Courier's webhook configurations, pointed at the process on port %d", webhooks.port)
+	return webhooks.install(ctx, c, chart.webhooks)
 }
 
 // Load returns the environment that Up started in opts.Dir.
@@ -97,14 +107,14 @@ func Load(opts Options) (*Env, error) {
 }
 
 // DemoTrainJob is the sample TrainJob: one node asking for a GPU, with a
-// user RuntimePatch that labels its pods.
+// user RuntimePatch that labels its pods. It leaves managedBy to Courier's
+// webhook.
 func DemoTrainJob(name string) *trainer.TrainJob {
 	return &trainer.TrainJob{
 		TypeMeta: metav1.TypeMeta{APIVersion: trainer.GroupVersion.String(), Kind: trainer.TrainJobKind},
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: Namespace,
 			Labels: map[string]string{"kueue.x-k8s.io/queue-name": LocalQueue}},
 		Spec: trainer.TrainJobSpec{
-			ManagedBy:  ptr.To(adapter.TrainJobManagedBy),
 			RuntimeRef: trainer.RuntimeRef{Name: "torch-distributed"},
 			Trainer: &trainer.Trainer{
 				NumNodes: ptr.To[int32](1),
@@ -140,6 +150,10 @@ func Demo(ctx context.Context, opts Options, logf func(string, ...any)) error {
 		return fmt.Errorf("submitting TrainJob: %w", err)
 	}
 	logf("Submitted TrainJob %s/%s to the manager, with a RuntimePatch from example.com/user", tj.Namespace, tj.Name)
+	if got := ptr.Deref(tj.Spec.ManagedBy, ""); got != adapter.TrainJobManagedBy {
+		return fmt.Errorf("TrainJob %s has spec.managedBy %q, want %q from Courier's webhook: is the webhook configuration installed?", tj.Name, got, adapter.TrainJobManagedBy)
+	}
+	logf("Courier's webhook set spec.managedBy to %s: the manager's Kueue admits it, the worker runs it", adapter.TrainJobManagedBy)
 	n := &narrator{logf: logf, seen: map[string]bool{}}
 	err = wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
 		return n.step(ctx, env, mgr, tj)

@@ -17,15 +17,21 @@ const (
 	DefaultDispatchConcurrency int32 = 16
 	// Batch dispatch makes several requests per job to each worker; client-go's
 	// 5 QPS held MultiKueue to about one workload per second (kueue#8564).
-	DefaultWorkerQPS          float32 = 500
-	DefaultWorkerBurst        int32   = 1000
-	DefaultManagerQPS         float32 = 100
-	DefaultManagerBurst       int32   = 200
-	DefaultHealthBindAddress          = ":8081"
-	DefaultMetricsBindAddress         = ":8080"
-	DefaultLeaderElectionID           = "courier.dev"
-	DefaultManagedByPath              = "spec.managedBy"
-	DefaultManagedByValue             = "courier.dev/dispatcher"
+	DefaultWorkerQPS             float32 = 500
+	DefaultWorkerBurst           int32   = 1000
+	DefaultManagerQPS            float32 = 100
+	DefaultManagerBurst          int32   = 200
+	DefaultHealthBindAddress             = ":8081"
+	DefaultMetricsBindAddress            = ":8080"
+	DefaultLeaderElectionID              = "courier.dev"
+	DefaultManagedByPath                 = "spec.managedBy"
+	DefaultManagedByValue                = "courier.dev/dispatcher"
+	DefaultWebhookPort           int32   = 9443
+	DefaultWebhookCertDir                = "/tmp/k8s-webhook-server/serving-certs"
+	DefaultWebhookServiceName            = "courier-webhook-service"
+	DefaultWebhookSecretName             = "courier-webhook-server-cert"
+	DefaultMutatingWebhookName           = "courier-mutating-webhook-configuration"
+	DefaultValidatingWebhookName         = "courier-validating-webhook-configuration"
 )
 
 // SetDefaults fills every field left empty.
@@ -70,6 +76,7 @@ func SetDefaults(c *Configuration) {
 		c.LeaderElection.ResourceLock = "leases"
 	}
 	componentconfig.RecommendedDefaultLeaderElectionConfiguration(c.LeaderElection)
+	c.Webhook = defaultWebhook(c.Webhook)
 	if c.LeaderElection.ResourceName == "" {
 		c.LeaderElection.ResourceName = DefaultLeaderElectionID
 	}
@@ -104,4 +111,35 @@ func defaultFramework(f *ExternalFramework) {
 	if f.Status == nil {
 		f.Status = &StatusSync{}
 	}
+}
+
+func defaultWebhook(w *Webhook) *Webhook {
+	if w == nil {
+		w = &Webhook{}
+	}
+	if w.Enable == nil {
+		w.Enable = ptr.To(false)
+	}
+	if w.Port == nil {
+		w.Port = ptr.To(DefaultWebhookPort)
+	}
+	if w.CertDir == "" {
+		w.CertDir = DefaultWebhookCertDir
+	}
+	if w.CertManagement == "" {
+		w.CertManagement = CertManagementInternal
+	}
+	if w.ServiceName == "" {
+		w.ServiceName = DefaultWebhookServiceName
+	}
+	if w.SecretName == "" {
+		w.SecretName = DefaultWebhookSecretName
+	}
+	if w.MutatingConfigurationName == "" {
+		w.MutatingConfigurationName = DefaultMutatingWebhookName
+	}
+	if w.ValidatingConfigurationName == "" {
+		w.ValidatingConfigurationName = DefaultValidatingWebhookName
+	}
+	return w
 }

@@ -69,6 +69,73 @@ type Configuration struct {
 	// LeaderElection configures leader election among Courier replicas.
 	// +optional
 	LeaderElection *componentconfig.LeaderElectionConfiguration `json:"leaderElection,omitempty"`
+
+	// Webhook configures the admission webhooks Courier serves on the
+	// manager: managedBy defaulting for jobs, and validation of TrainJobs and
+	// DispatchPolicies.
+	// +optional
+	Webhook *Webhook `json:"webhook,omitempty"`
+}
+
+// CertManagement says who provides the webhook server's certificate.
+// +kubebuilder:validation:Enum=Internal;External
+type CertManagement string
+
+const (
+	// CertManagementInternal has Courier generate and rotate a self-signed
+	// certificate, keep it in a Secret, and inject its CA into its webhook
+	// configurations.
+	CertManagementInternal CertManagement = "Internal"
+	// CertManagementExternal reads the certificate from certDir, where
+	// another tool (cert-manager) mounts it and also injects the CA.
+	CertManagementExternal CertManagement = "External"
+)
+
+// Webhook configures Courier's admission webhook server.
+type Webhook struct {
+	// Enable turns the webhook server on. The chart and config/default turn
+	// it on; the binary alone serves no webhooks, so that running it outside
+	// a cluster needs no certificate.
+	// +optional
+	Enable *bool `json:"enable,omitempty"`
+
+	// Port is the TCP port the webhook server listens on.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=65535
+	Port *int32 `json:"port,omitempty"`
+
+	// CertDir holds tls.crt and tls.key.
+	// +optional
+	// +kubebuilder:validation:MaxLength=4096
+	CertDir string `json:"certDir,omitempty"`
+
+	// CertManagement says who provides the certificate: Internal (Courier)
+	// or External (mounted into certDir by another tool).
+	// +optional
+	CertManagement CertManagement `json:"certManagement,omitempty"`
+
+	// ServiceName is the Service, in Courier's namespace, that the API
+	// server reaches the webhooks through; the certificate is issued for it.
+	// +optional
+	// +kubebuilder:validation:MaxLength=63
+	ServiceName string `json:"serviceName,omitempty"`
+
+	// SecretName is the Secret, in Courier's namespace, that holds the
+	// certificate under Internal management.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	SecretName string `json:"secretName,omitempty"`
+
+	// MutatingConfigurationName and ValidatingConfigurationName are the
+	// webhook configurations whose CA bundle Courier keeps under Internal
+	// management.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	MutatingConfigurationName string `json:"mutatingConfigurationName,omitempty"`
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	ValidatingConfigurationName string `json:"validatingConfigurationName,omitempty"`
 }
 
 // ClientConnection holds the rate limits of one Kubernetes client.
