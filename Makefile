@@ -22,6 +22,9 @@ JOBSET_VERSION := $(call tool-version,sigs.k8s.io/jobset)
 # Helm has a module of its own: it follows a newer Kubernetes client.
 HELM_TOOLS_DIR := $(TOOLS_DIR)/helm
 HELM_VERSION := $(shell awk '$$1 == "require" && $$2 == "helm.sh/helm/v4" { print $$3; exit }' $(HELM_TOOLS_DIR)/go.mod)
+# So has kustomize, to leave the other tools' pins alone.
+KUSTOMIZE_TOOLS_DIR := $(TOOLS_DIR)/kustomize
+KUSTOMIZE_VERSION := $(shell awk '$$1 == "require" && $$2 == "sigs.k8s.io/kustomize/kustomize/v5" { print $$3; exit }' $(KUSTOMIZE_TOOLS_DIR)/go.mod)
 
 # Kueue's scheduler-library is not in the public checksum database.
 export GONOSUMDB := sigs.k8s.io/scheduler-library
@@ -44,8 +47,10 @@ K8S_LDFLAGS := -X k8s.io/component-base/version.gitVersion=$(K8S_VERSION) \
 
 GO_DIRS := api cmd pkg test hack
 GO_TEST_FLAGS ?=
-INTEGRATION_PACKAGES := ./test/integration/...
-UNIT_PACKAGES = $(shell go list ./... | grep -v -e /test/integration -e /e2e -e /test/localcluster)
+# test/manifests renders the chart and config/ with bin/helm and
+# bin/kustomize, and dry-runs them against kube-apiserver.
+INTEGRATION_PACKAGES := ./test/integration/... ./test/manifests/...
+UNIT_PACKAGES = $(shell go list ./... | grep -v -e /test/integration -e /test/manifests -e /e2e -e /test/localcluster)
 
 ##@ General
 
@@ -71,9 +76,10 @@ demo-down: ## Stop the demo's clusters and processes.
 ##@ Development
 
 .PHONY: build
-build: ## Build bin/courier and bin/courier-local.
+build: ## Build bin/courier, bin/courier-local and bin/kubectl-courier.
 	go build -o $(BIN)/courier ./cmd/courier
 	go build -o $(BIN)/courier-local ./cmd/courier-local
+	go build -o $(BIN)/kubectl-courier ./cmd/kubectl-courier
 
 .PHONY: generate
 generate: $(CONTROLLER_GEN) ## Generate deepcopy code.
@@ -81,10 +87,13 @@ generate: $(CONTROLLER_GEN) ## Generate deepcopy code.
 
 .PHONY: manifests
 manifests: $(CONTROLLER_GEN) ## Generate CRDs and RBAC.
-	$(CONTROLLER_GEN) crd:generateEmbeddedObjectMeta=true rbac:roleName=courier paths=./api/v1alpha1/... paths=./pkg/... \
+	$(CONTROLLER_GEN) crd:generateEmbeddedObjectMeta=true rbac:roleName=manager-role paths=./api/v1alpha1/... paths=./pkg/... \
 		output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
-	rm -f charts/courier/crds/*.yaml && mkdir -p charts/courier/crds && cp config/crd/bases/*.yaml charts/courier/crds/
-	cp config/rbac/role.yaml charts/courier/templates/clusterrole.yaml
+	@# The chart renders verbatim copies (templates/crds.yaml, templates/rbac.yaml),
+	@# naming them after the release.
+	rm -rf charts/courier/files/crds && mkdir -p charts/courier/files/crds charts/courier/files/rbac
+	cp config/crd/bases/*.yaml charts/courier/files/crds/
+	cp config/rbac/role.yaml charts/courier/files/rbac/role.yaml
 
 .PHONY: fmt
 fmt: ## Format the code.
@@ -117,7 +126,7 @@ test-unit: ## Run unit tests.
 	go test -race $(GO_TEST_FLAGS) $(UNIT_PACKAGES)
 
 .PHONY: test-integration
-test-integration: test-binaries ## Run integration tests against real kube-apiserver and etcd.
+test-integration: test-binaries $(BIN)/helm $(BIN)/kustomize ## Run integration tests against real kube-apiserver and etcd.
 	go test -count=1 $(GO_TEST_FLAGS) -timeout 20m $(INTEGRATION_PACKAGES)
 
 .PHONY: test-e2e
@@ -144,7 +153,7 @@ e2e-binaries: test-binaries $(BIN)/kube-scheduler $(BIN)/kubectl $(BIN)/kwok $(B
 	$(BIN)/kueue $(BIN)/trainer-controller-manager $(BIN)/jobset $(BIN)/helm ## Build the real peers the local clusters run, and Helm for Courier's chart.
 
 .PHONY: tools
-tools: e2e-binaries $(CONTROLLER_GEN) $(STATICCHECK) ## Build every tool.
+tools: e2e-binaries $(CONTROLLER_GEN) $(STATICCHECK) $(BIN)/kustomize ## Build every tool.
 
 # Each tool is built once into bin/<name>-<version>; bin/<name> links to it.
 # The fifth argument names another tools module than hack/tools.
@@ -169,6 +178,7 @@ $(eval $(call versioned-tool,kueue,$(KUEUE_VERSION),sigs.k8s.io/kueue/cmd/kueue)
 $(eval $(call versioned-tool,trainer-controller-manager,$(TRAINER_VERSION),github.com/kubeflow/trainer/v2/cmd/trainer-controller-manager))
 $(eval $(call versioned-tool,jobset,$(JOBSET_VERSION),sigs.k8s.io/jobset))
 $(eval $(call versioned-tool,helm,$(HELM_VERSION),helm.sh/helm/v4/cmd/helm,,$(HELM_TOOLS_DIR)))
+$(eval $(call versioned-tool,kustomize,$(KUSTOMIZE_VERSION),sigs.k8s.io/kustomize/kustomize/v5,,$(KUSTOMIZE_TOOLS_DIR)))
 
 ##@ Benchmarks
 

@@ -18,7 +18,7 @@ import (
 	"github.com/courierdev/courier/pkg/placement"
 )
 
-// +kubebuilder:rbac:groups=courier.dev,resources=dispatchpolicies/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=courier.dev,resources=dispatchpolicies/status,verbs=patch
 
 // policyReconciler keeps each DispatchPolicy's Valid condition: whether its
 // filter and score compile. The compiled programs are kept in the cache

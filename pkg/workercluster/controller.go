@@ -32,8 +32,8 @@ import (
 )
 
 // +kubebuilder:rbac:groups=courier.dev,resources=workerclusters,verbs=get;list;watch;patch
-// +kubebuilder:rbac:groups=courier.dev,resources=workerclusters/status,verbs=get;update;patch
-// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch
+// +kubebuilder:rbac:groups=courier.dev,resources=workerclusters/status,verbs=patch
+// +kubebuilder:rbac:groups="",namespace=courier-system,resources=secrets,verbs=get;list;watch
 
 const secretNameIndex = "spec.kubeconfig.secretRef.name"
 

@@ -59,7 +59,7 @@ func (e *Environment) StartCourier(ctx context.Context, mutate func(*configv1alp
 	if err != nil {
 		return nil, err
 	}
-	if err := e.Manager.grantCourier(ctx, e.RepoRoot, ManagerRBAC, managerRules); err != nil {
+	if err := e.Manager.grantCourier(ctx, e.RepoRoot, ManagerRBAC, ns.Name, managerRules); err != nil {
 		return nil, err
 	}
 	mgr, err := controllermanager.New(e.Manager.RestConfig(CourierUser), cfg, controllermanager.Flags{})
@@ -137,7 +137,7 @@ func (c *Courier) ConnectWorkers(ctx context.Context, env *Environment) ([]strin
 // GrantWorker grants CourierUser the shipped WorkerRBAC on worker, with the
 // rules the external frameworks need.
 func (c *Courier) GrantWorker(ctx context.Context, env *Environment, worker *Cluster) error {
-	return worker.grantCourier(ctx, env.RepoRoot, WorkerRBAC, c.workerRules)
+	return worker.grantCourier(ctx, env.RepoRoot, WorkerRBAC, "", c.workerRules)
 }
 
 // CreateCheck creates a DispatchPolicy over clusters with a strategy and a

@@ -68,7 +68,7 @@ func (e *Environment) StartCourierProcess(ctx context.Context, opts CourierProce
 	if err := e.Manager.EnsureNamespace(ctx, opts.Namespace); err != nil {
 		return nil, err
 	}
-	if err := e.Manager.grantCourier(ctx, e.RepoRoot, ManagerRBAC, nil); err != nil {
+	if err := e.Manager.grantCourier(ctx, e.RepoRoot, ManagerRBAC, opts.Namespace, nil); err != nil {
 		return nil, err
 	}
 	ports, err := FreePorts(3)
@@ -167,7 +167,7 @@ func (e *Environment) RegisterWorkers(ctx context.Context, namespace string) ([]
 	}
 	var names []string
 	for _, worker := range e.Workers {
-		if err := worker.grantCourier(ctx, e.RepoRoot, WorkerRBAC, nil); err != nil {
+		if err := worker.grantCourier(ctx, e.RepoRoot, WorkerRBAC, "", nil); err != nil {
 			return nil, err
 		}
 		data, err := worker.Kubeconfig(CourierUser)

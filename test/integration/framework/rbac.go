@@ -79,15 +79,25 @@ func Apply(ctx context.Context, c client.Client, objs []*unstructured.Unstructur
 }
 
 // grantCourier gives CourierUser the ClusterRoles of a shipped RBAC file,
-// and a ClusterRole "courier-frameworks" with extra rules, as a platform
-// engineer would for the external frameworks.
-func (c *Cluster) grantCourier(ctx context.Context, root, file string, extra []rbacv1.PolicyRule) error {
+// its Roles in namespace (Courier's), and a ClusterRole
+// "courier-frameworks" with extra rules, as a platform engineer would for
+// the external frameworks.
+func (c *Cluster) grantCourier(ctx context.Context, root, file, namespace string, extra []rbacv1.PolicyRule) error {
 	objs, err := ReadManifests(filepath.Join(root, file))
 	if err != nil {
 		return err
 	}
 	var roles []*rbacv1.ClusterRole
+	var apply []*unstructured.Unstructured
 	for _, obj := range objs {
+		if obj.GetKind() == "Role" {
+			namespaced, err := namespacedGrant(obj, namespace)
+			if err != nil {
+				return fmt.Errorf("granting Role %s of %s: %w", obj.GetName(), file, err)
+			}
+			apply = append(apply, namespaced...)
+			continue
+		}
 		if obj.GetKind() != "ClusterRole" {
 			continue
 		}
@@ -103,7 +113,6 @@ func (c *Cluster) grantCourier(ctx context.Context, root, file string, extra []r
 	if len(extra) > 0 {
 		roles = append(roles, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "courier-frameworks"}, Rules: extra})
 	}
-	var apply []*unstructured.Unstructured
 	for _, role := range roles {
 		binding := &rbacv1.ClusterRoleBinding{
 			ObjectMeta: metav1.ObjectMeta{Name: role.Name},
@@ -125,6 +134,28 @@ func (c *Cluster) grantCourier(ctx context.Context, root, file string, extra []r
 		return fmt.Errorf("granting Courier its RBAC on %s: %w", c.Name, err)
 	}
 	return nil
+}
+
+// namespacedGrant is a shipped Role moved into namespace and a RoleBinding
+// of it to CourierUser there.
+func namespacedGrant(obj *unstructured.Unstructured, namespace string) ([]*unstructured.Unstructured, error) {
+	if namespace == "" {
+		return nil, errors.New("no namespace to grant a Role in")
+	}
+	role := obj.DeepCopy()
+	role.SetNamespace(namespace)
+	binding := &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: role.GetName(), Namespace: namespace},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: role.GetName()},
+		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: CourierUser}},
+	}
+	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(binding)
+	if err != nil {
+		return nil, fmt.Errorf("converting RoleBinding: %w", err)
+	}
+	b := &unstructured.Unstructured{Object: u}
+	b.SetGroupVersionKind(rbacv1.SchemeGroupVersion.WithKind("RoleBinding"))
+	return []*unstructured.Unstructured{role, b}, nil
 }
 
 // frameworkRules are the rules docs/external-frameworks.md asks for, for

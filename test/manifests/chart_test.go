@@ -1,0 +1,261 @@
+package manifests
+
+import (
+	"regexp"
+	"slices"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	admissionv1 "k8s.io/api/admissionregistration/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/utils/ptr"
+
+	configv1alpha1 "github.com/courierdev/courier/api/config/v1alpha1"
+	"github.com/courierdev/courier/test/integration/framework"
+)
+
+// chartCase is one values variant of the chart and what it must render.
+type chartCase struct {
+	release, namespace string
+	args               []string
+	// wantObjects are the rendered objects, "Kind name", sorted.
+	wantObjects []string
+	// Expected Configuration fields the chart sets.
+	wantCertManagement configv1alpha1.CertManagement
+	wantLeaderElect    *bool
+	// wantJobResources are the resources the managedBy webhook sees.
+	wantJobResources []string
+	// wantCertRules is whether Courier may write webhook configurations
+	// and its Secret (Internal certificate management).
+	wantCertRules bool
+	// wantInjectCA is cert-manager's inject-ca-from annotation.
+	wantInjectCA string
+	wantReplicas int32
+	wantPDB      bool
+}
+
+// objectsOf lists the objects a release whose names start with fullname
+// renders by default, plus more.
+func objectsOf(fullname string, more ...string) []string {
+	ids := append([]string{
+		"ClusterRole " + fullname,
+		"ClusterRoleBinding " + fullname,
+		"ConfigMap " + fullname + "-config",
+		"CustomResourceDefinition dispatchpolicies.courier.dev",
+		"CustomResourceDefinition workerclusters.courier.dev",
+		"Deployment " + fullname,
+		"MutatingWebhookConfiguration " + fullname + "-mutating-webhook-configuration",
+		"Role " + fullname,
+		"RoleBinding " + fullname,
+		"Secret " + fullname + "-webhook-server-cert",
+		"Service " + fullname + "-metrics",
+		"Service " + fullname + "-webhook-service",
+		"ServiceAccount " + fullname,
+		"ValidatingWebhookConfiguration " + fullname + "-validating-webhook-configuration",
+	}, more...)
+	slices.Sort(ids)
+	return ids
+}
+
+func without(ids []string, drop ...string) []string {
+	return slices.DeleteFunc(slices.Clone(ids), func(id string) bool { return slices.Contains(drop, id) })
+}
+
+var chartCases = map[string]chartCase{
+	"default values, names from the release": {
+		release: "prod", namespace: "batch",
+		wantObjects:        objectsOf("prod-courier"),
+		wantCertManagement: configv1alpha1.CertManagementInternal,
+		wantJobResources:   []string{"trainjobs"},
+		wantCertRules:      true,
+		wantReplicas:       1,
+	},
+	"e2e values": {
+		release: "courier", namespace: "courier-system",
+		args:               []string{"--values", "e2e/courier-values.yaml"},
+		wantObjects:        objectsOf("courier", "ClusterRole courier-extra", "ClusterRoleBinding courier-extra"),
+		wantCertManagement: configv1alpha1.CertManagementInternal,
+		wantJobResources:   []string{"trainjobs", "jobs"},
+		wantCertRules:      true,
+		wantReplicas:       1,
+	},
+	"cert-manager": {
+		release: "prod", namespace: "batch",
+		args: []string{"--set", "webhook.certManagement=CertManager"},
+		wantObjects: without(objectsOf("prod-courier", "Certificate prod-courier-serving-cert", "Issuer prod-courier-selfsigned-issuer"),
+			"Secret prod-courier-webhook-server-cert"),
+		wantCertManagement: configv1alpha1.CertManagementExternal,
+		wantJobResources:   []string{"trainjobs"},
+		wantInjectCA:       "batch/prod-courier-serving-cert",
+		wantReplicas:       1,
+	},
+	"two replicas with a PodDisruptionBudget": {
+		release: "courier-ha", namespace: "courier",
+		args:               []string{"--set", "replicas=2", "--set", "podDisruptionBudget.enabled=true"},
+		wantObjects:        objectsOf("courier-ha", "PodDisruptionBudget courier-ha"),
+		wantCertManagement: configv1alpha1.CertManagementInternal,
+		wantLeaderElect:    ptr.To(true),
+		wantJobResources:   []string{"trainjobs"},
+		wantCertRules:      true,
+		wantReplicas:       2,
+		wantPDB:            true,
+	},
+	"ServiceMonitor": {
+		release: "prod", namespace: "batch",
+		args:               []string{"--set", "metrics.serviceMonitor.enabled=true"},
+		wantObjects:        objectsOf("prod-courier", "ServiceMonitor prod-courier"),
+		wantCertManagement: configv1alpha1.CertManagementInternal,
+		wantJobResources:   []string{"trainjobs"},
+		wantCertRules:      true,
+		wantReplicas:       1,
+	},
+	"CRDs managed elsewhere": {
+		release: "prod", namespace: "batch",
+		args: []string{"--set", "crds.install=false"},
+		wantObjects: without(objectsOf("prod-courier"),
+			"CustomResourceDefinition dispatchpolicies.courier.dev", "CustomResourceDefinition workerclusters.courier.dev"),
+		wantCertManagement: configv1alpha1.CertManagementInternal,
+		wantJobResources:   []string{"trainjobs"},
+		wantCertRules:      true,
+		wantReplicas:       1,
+	},
+	"webhooks off": {
+		release: "prod", namespace: "batch",
+		args: []string{"--set", "webhook.enable=false"},
+		wantObjects: without(objectsOf("prod-courier"),
+			"MutatingWebhookConfiguration prod-courier-mutating-webhook-configuration",
+			"ValidatingWebhookConfiguration prod-courier-validating-webhook-configuration",
+			"Secret prod-courier-webhook-server-cert", "Service prod-courier-webhook-service"),
+		wantCertManagement: configv1alpha1.CertManagementInternal,
+		wantReplicas:       1,
+	},
+}
+
+func TestChartLint(t *testing.T) {
+	root := repoRoot(t)
+	for _, values := range [][]string{nil, {"--values", "e2e/courier-values.yaml"}} {
+		if out, err := run(root, "helm", append([]string{"lint", "--strict", "charts/courier"}, values...)...); err != nil {
+			t.Errorf("helm lint %v: %v\n%s", values, err, out)
+		}
+	}
+}
+
+func TestChartRenders(t *testing.T) {
+	root := repoRoot(t)
+	for name, tc := range chartCases {
+		t.Run(name, func(t *testing.T) {
+			m, err := renderChart(root, tc.release, tc.namespace, tc.args...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.wantObjects, m.ids()); diff != "" {
+				t.Errorf("rendered objects (-want +got):\n%s", diff)
+			}
+			in := checkInstall(t, m, tc.namespace)
+			if got := in.config.Webhook.CertManagement; got != tc.wantCertManagement {
+				t.Errorf("Configuration webhook.certManagement = %q, want %q", got, tc.wantCertManagement)
+			}
+			if tc.wantLeaderElect != nil && *in.config.LeaderElection.LeaderElect != *tc.wantLeaderElect {
+				t.Errorf("Configuration leaderElection.leaderElect = %v, want %v", *in.config.LeaderElection.LeaderElect, *tc.wantLeaderElect)
+			}
+			if got := ptr.Deref(in.deployment.Spec.Replicas, 0); got != tc.wantReplicas {
+				t.Errorf("Deployment replicas = %d, want %d", got, tc.wantReplicas)
+			}
+			if tc.wantPDB {
+				pdb := as[policyv1.PodDisruptionBudget](t, m, "PodDisruptionBudget")
+				if diff := cmp.Diff(in.deployment.Spec.Selector, pdb.Spec.Selector); diff != "" {
+					t.Errorf("PodDisruptionBudget selects other pods than the Deployment (-deployment +pdb):\n%s", diff)
+				}
+			}
+			if !*in.config.Webhook.Enable {
+				return
+			}
+			mutating := as[admissionv1.MutatingWebhookConfiguration](t, m, "MutatingWebhookConfiguration")
+			var resources []string
+			for _, rule := range mutating.Webhooks[0].Rules {
+				resources = append(resources, rule.Resources...)
+			}
+			if diff := cmp.Diff(tc.wantJobResources, resources); diff != "" {
+				t.Errorf("resources of the managedBy webhook (-want +got):\n%s", diff)
+			}
+			if got := mutating.Annotations["cert-manager.io/inject-ca-from"]; got != tc.wantInjectCA {
+				t.Errorf("inject-ca-from = %q, want %q", got, tc.wantInjectCA)
+			}
+			if got := grantsCertWrites(t, m); got != tc.wantCertRules {
+				t.Errorf("RBAC grants certificate writes: %v, want %v", got, tc.wantCertRules)
+			}
+		})
+	}
+}
+
+// grantsCertWrites reports whether any role lets Courier write webhook
+// configurations or create and update Secrets.
+func grantsCertWrites(t *testing.T, m manifest) bool {
+	var rules []rbacv1.PolicyRule
+	for _, obj := range append(m.ofKind("ClusterRole"), m.ofKind("Role")...) {
+		rules = append(rules, convert[rbacv1.ClusterRole](t, obj).Rules...)
+	}
+	for _, r := range rules {
+		webhooks := slices.Contains(r.APIGroups, "admissionregistration.k8s.io") && slices.Contains(r.Verbs, "update")
+		secrets := slices.Contains(r.Resources, "secrets") && (slices.Contains(r.Verbs, "create") || slices.Contains(r.Verbs, "update"))
+		if webhooks || secrets {
+			return true
+		}
+	}
+	return false
+}
+
+func TestChartConfigChecksum(t *testing.T) {
+	root := repoRoot(t)
+	checksum := func(args ...string) string {
+		t.Helper()
+		m, err := renderChart(root, "courier", "courier-system", args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum := as[unstructured.Unstructured](t, m, "Deployment")
+		got, _, _ := unstructured.NestedString(sum.Object, "spec", "template", "metadata", "annotations", "checksum/config")
+		if !regexp.MustCompile(`^[0-9a-f]{64}$`).MatchString(got) {
+			t.Fatalf("checksum/config = %q, want a sha256", got)
+		}
+		return got
+	}
+	base := checksum()
+	if again := checksum(); again != base {
+		t.Errorf("the same values give another checksum: %s, then %s", base, again)
+	}
+	if changed := checksum("--set", "configuration.origin=other"); changed == base {
+		t.Errorf("a changed Configuration keeps checksum %s: the pods would not roll", base)
+	}
+}
+
+// TestChartCRDs checks that the chart's CRDs are those `make manifests`
+// generates, kept on uninstall.
+func TestChartCRDs(t *testing.T) {
+	root := repoRoot(t)
+	m, err := renderChart(root, "courier", "courier-system")
+	if err != nil {
+		t.Fatal(err)
+	}
+	generated, err := framework.ReadCRDs([]string{root + "/config/crd/bases"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, crd := range generated {
+		obj := m.find("CustomResourceDefinition", crd.Name)
+		if obj == nil {
+			t.Errorf("the chart lacks CRD %s", crd.Name)
+			continue
+		}
+		rendered := convert[apiextensionsv1.CustomResourceDefinition](t, obj)
+		if diff := cmp.Diff(crd.Spec, rendered.Spec); diff != "" {
+			t.Errorf("CRD %s differs from config/crd/bases; run make manifests (-generated +chart):\n%s", crd.Name, diff)
+		}
+		if got := rendered.Annotations["helm.sh/resource-policy"]; got != "keep" {
+			t.Errorf("CRD %s has helm.sh/resource-policy %q, want keep", crd.Name, got)
+		}
+	}
+}

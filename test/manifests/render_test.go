@@ -1,0 +1,112 @@
+// Package manifests checks what Courier ships for installation: the Helm
+// chart under every values variant, and config/ built with kustomize, by
+// their rendered objects and by a server-side dry-run against
+// kube-apiserver.
+package manifests
+
+import (
+	"bytes"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/courierdev/courier/test/integration/framework"
+)
+
+// manifest is a rendered install, in order.
+type manifest []*unstructured.Unstructured
+
+// ids names every object as "Kind name", sorted.
+func (m manifest) ids() []string {
+	ids := make([]string, 0, len(m))
+	for _, obj := range m {
+		ids = append(ids, obj.GetKind()+" "+obj.GetName())
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+func (m manifest) ofKind(kind string) manifest {
+	var out manifest
+	for _, obj := range m {
+		if obj.GetKind() == kind {
+			out = append(out, obj)
+		}
+	}
+	return out
+}
+
+func (m manifest) find(kind, name string) *unstructured.Unstructured {
+	for _, obj := range m {
+		if obj.GetKind() == kind && obj.GetName() == name {
+			return obj
+		}
+	}
+	return nil
+}
+
+// as converts the only object of kind into a typed object.
+func as[T any](t *testing.T, m manifest, kind string) *T {
+	t.Helper()
+	objs := m.ofKind(kind)
+	if len(objs) != 1 {
+		t.Fatalf("rendered %d objects of kind %s, want 1: %v", len(objs), kind, m.ids())
+	}
+	return convert[T](t, objs[0])
+}
+
+func convert[T any](t *testing.T, obj *unstructured.Unstructured) *T {
+	t.Helper()
+	out := new(T)
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, out); err != nil {
+		t.Fatalf("converting %s %s: %v", obj.GetKind(), obj.GetName(), err)
+	}
+	return out
+}
+
+func repoRoot(t testing.TB) string {
+	t.Helper()
+	root, err := framework.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return root
+}
+
+// run runs one of the tools in bin/ from the repository root.
+func run(root, tool string, args ...string) ([]byte, error) {
+	cmd := exec.Command(filepath.Join(root, "bin", tool), args...)
+	cmd.Dir = root
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return nil, fmt.Errorf("%s %v: %w: %s (make %s builds it)", tool, args, err, stderr.String(), filepath.Join("bin", tool))
+	}
+	return stdout.Bytes(), nil
+}
+
+// renderChart renders charts/courier as release in namespace with extra
+// helm arguments.
+func renderChart(root, release, namespace string, args ...string) (manifest, error) {
+	out, err := run(root, "helm", append([]string{"template", release, "charts/courier", "--namespace", namespace}, args...)...)
+	if err != nil {
+		return nil, err
+	}
+	objs, err := framework.DecodeManifests(out)
+	return manifest(objs), err
+}
+
+// buildKustomization builds a folder of config/.
+func buildKustomization(root, dir string) (manifest, error) {
+	out, err := run(root, "kustomize", "build", dir)
+	if err != nil {
+		return nil, err
+	}
+	objs, err := framework.DecodeManifests(out)
+	return manifest(objs), err
+}
