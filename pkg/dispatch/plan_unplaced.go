@@ -113,6 +113,9 @@ func planWinner(o Observed, winner string) Plan {
 	return p
 }
 
+// noWorkerNow begins the check message of a workload no worker can take now.
+const noWorkerNow = "No worker can take the workload now."
+
 func planNominate(o Observed) Plan {
 	nominated := nominatedNow(o)
 	var remove []string
@@ -127,7 +130,7 @@ func planNominate(o Observed) Plan {
 		why = " " + o.Decision.Message
 	}
 	if len(nominated) == 0 {
-		p := pending(o, "No worker can take the workload now."+why, nil)
+		p := pending(o, noWorkerNow+why, nil)
 		p.Delete = remove
 		return p
 	}

@@ -60,7 +60,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if ref.state != nil {
 		check = ref.state.Name
 	}
-	return r.act(ctx, wl, check, p, job)
+	return r.act(ctx, wl, check, p, job, outcomeOf(o, p))
 }
 
 // act carries out a plan: status mirrors, forwarded changes, Workload
@@ -69,7 +69,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 // manager before the Workload finishes or any copy goes, the placement is
 // recorded before the job exists anywhere, and no copy is deleted for a
 // decision the manager refused.
-func (r *Reconciler) act(ctx context.Context, wl *kueue.Workload, check kueue.AdmissionCheckReference, p Plan, job jobInfo) (reconcile.Result, error) {
+func (r *Reconciler) act(ctx context.Context, wl *kueue.Workload, check kueue.AdmissionCheckReference, p Plan, job jobInfo, out outcome) (reconcile.Result, error) {
 	result := reconcile.Result{RequeueAfter: p.RequeueAfter}
 	events := p.Events
 	if p.FinalSync != "" {
@@ -171,6 +171,7 @@ func (r *Reconciler) act(ctx context.Context, wl *kueue.Workload, check kueue.Ad
 			errs = append(errs, fmt.Errorf("deleting copies on %s: %w", c, err))
 		case gone:
 			deleted = append(deleted, c)
+			out.removed(c)
 		}
 	}
 	if len(deleted) > 0 {
@@ -195,6 +196,7 @@ func (r *Reconciler) act(ctx context.Context, wl *kueue.Workload, check kueue.Ad
 		} else if err != nil {
 			return reconcile.Result{}, client.IgnoreNotFound(err)
 		}
+		out.statusWritten(r.now())
 		if status.Finished != nil {
 			r.skips.forget(wl.UID)
 		}

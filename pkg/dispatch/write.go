@@ -21,6 +21,7 @@ import (
 
 	courier "github.com/courierdev/courier/api/v1alpha1"
 	"github.com/courierdev/courier/pkg/adapter"
+	"github.com/courierdev/courier/pkg/metrics"
 )
 
 // writeStatus applies Courier's part of the Workload status in one patch,
@@ -80,6 +81,7 @@ func (r *Reconciler) writePlacement(ctx context.Context, wl *kueue.Workload, p *
 	r.written.note(wl.UID, before.ResourceVersion, r.now())
 	if p != nil {
 		ctrl.LoggerFrom(ctx).V(2).Info("Placing workload", "cluster", p.Cluster, "evictions", p.Evictions)
+		metrics.Placed(p.Cluster)
 	}
 	return nil
 }
@@ -152,6 +154,7 @@ func (r *Reconciler) createJob(ctx context.Context, c string, wl *kueue.Workload
 		if err == nil {
 			if copy == jobCopy {
 				r.created.add(c, job.adapter.GVK().Kind, wl.UID, copy.GetUID(), r.now())
+				metrics.Dispatched(c)
 			}
 			continue
 		}
@@ -181,6 +184,7 @@ func (r *Reconciler) createJob(ctx context.Context, c string, wl *kueue.Workload
 // full.
 func (r *Reconciler) skip(wl *kueue.Workload, c string, d time.Duration, reason, short, msg string) *Event {
 	r.skips.add(wl.UID, c, short, r.now().Add(d))
+	metrics.Rejected(c, reason)
 	return &Event{Type: "Warning", Reason: reason, Message: msg}
 }
 

@@ -48,7 +48,8 @@ var (
 )
 
 func init() {
-	metrics.Registry.MustRegister(WorkerConnected, WorkerReconnects, RemoteRequestDuration, RemoteRequestErrors)
+	metrics.Registry.MustRegister(WorkerConnected, WorkerReconnects, RemoteRequestDuration, RemoteRequestErrors, pending)
+	metrics.Registry.MustRegister(dispatchCollectors...)
 }
 
 // ForgetWorker drops the series of a worker cluster that no longer exists.
@@ -57,6 +58,12 @@ func ForgetWorker(cluster string) {
 	WorkerReconnects.DeleteLabelValues(cluster)
 	RemoteRequestDuration.DeletePartialMatch(prometheus.Labels{"cluster": cluster})
 	RemoteRequestErrors.DeletePartialMatch(prometheus.Labels{"cluster": cluster})
+	DispatchLatency.DeleteLabelValues(cluster)
+	WorkloadsDispatched.DeleteLabelValues(cluster)
+	WorkloadsAdmitted.DeleteLabelValues(cluster)
+	for _, vec := range []*prometheus.CounterVec{WorkloadsRejected, WorkloadsRedispatched, WorkloadsEvicted, PlacementVerdicts} {
+		vec.DeletePartialMatch(prometheus.Labels{"cluster": cluster})
+	}
 }
 
 // InstrumentTransport returns a rest.Config WrapTransport that records the

@@ -17,6 +17,10 @@ const (
 	tierNoRoomNow
 )
 
+// ReasonFilteredOut is the Verdict reason of a cluster the policy's filter
+// is false for.
+const ReasonFilteredOut = "filtered out by the policy's filter"
+
 // candidate is an eligible cluster being ranked.
 type candidate struct {
 	name  string
@@ -159,7 +163,7 @@ func rank(pol Policy, g gang, wv *workloadVars, c Cluster) (candidate, string, e
 			return candidate{}, "the policy's filter failed: " + err.Error(), fmt.Errorf("filter: %w", err)
 		}
 		if !ok {
-			return candidate{}, "filtered out by the policy's filter", nil
+			return candidate{}, ReasonFilteredOut, nil
 		}
 	}
 	cand := candidate{name: c.Name}
