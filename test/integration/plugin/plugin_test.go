@@ -1,0 +1,177 @@
+package plugin
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/rand"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+
+	courierv1alpha1 "github.com/courierdev/courier/api/v1alpha1"
+	"github.com/courierdev/courier/pkg/adapter"
+	"github.com/courierdev/courier/pkg/cli"
+	kueuetesting "github.com/courierdev/courier/pkg/testing/kueue"
+	trainertesting "github.com/courierdev/courier/pkg/testing/trainer"
+	"github.com/courierdev/courier/test/integration/framework"
+	"github.com/courierdev/courier/test/integration/kueuesim"
+)
+
+func trainJobIn(ns string) *trainertesting.TrainJobWrapper {
+	return trainertesting.MakeTrainJob("tj-"+rand.String(5), ns).ManagedBy(adapter.TrainJobManagedBy).Queue("lq")
+}
+
+// fullQueue gives namespace ns on worker a LocalQueue "lq" in a
+// ClusterQueue of one CPU that admitted workloads use up, as the worker's
+// Kueue reports it, and waits until the WorkerCluster shows it.
+func fullQueue(ctx context.Context, worker *framework.Cluster, ns string) {
+	GinkgoHelper()
+	rf := &kueue.ResourceFlavor{ObjectMeta: metav1.ObjectMeta{Name: "default"}}
+	if err := worker.Client.Create(ctx, rf); err != nil && !apierrors.IsAlreadyExists(err) {
+		Expect(err).NotTo(HaveOccurred())
+	}
+	cq := kueuetesting.MakeClusterQueue(ns).Quota("default", corev1.ResourceCPU, "1").Obj()
+	Expect(worker.Client.Create(ctx, cq)).To(Succeed())
+	Expect(worker.Client.Create(ctx, kueuetesting.MakeLocalQueue("lq", ns, cq.Name).Obj())).To(Succeed())
+	Eventually(func(g Gomega) {
+		g.Expect(worker.Client.Get(ctx, client.ObjectKeyFromObject(cq), cq)).To(Succeed())
+		cq.Status = kueuetesting.MakeClusterQueue(ns).Reserved("default", corev1.ResourceCPU, "1").Status
+		g.Expect(worker.Client.Status().Update(ctx, cq)).To(Succeed())
+	}).Should(Succeed())
+	Eventually(func(g Gomega) {
+		wc := &courierv1alpha1.WorkerCluster{}
+		g.Expect(env.Manager.Client.Get(ctx, client.ObjectKey{Name: worker.Name}, wc)).To(Succeed())
+		g.Expect(wc.Status.CapacitySummary).To(HavePrefix("cpu 1/1"))
+	}).WithTimeout(time.Minute).Should(Succeed())
+}
+
+var _ = Describe("kubectl courier", func() {
+	var ns string
+	BeforeEach(func(ctx context.Context) {
+		var err error
+		ns, err = env.NamespaceEverywhere(ctx, "plugin")
+		Expect(err).NotTo(HaveOccurred())
+	})
+
+	It("shows where a dispatched job runs, its check, the remote Workload, the events on both sides, and the worker's jobs", func(ctx context.Context) {
+		tj := trainJobIn(ns).Obj()
+		wl := sim.Submit(ctx, tj)
+		worker := env.Workers[0]
+		Eventually(func(g Gomega) { g.Expect(kueuesim.Read(ctx, g, worker, wl)).NotTo(BeNil()) }).Should(Succeed())
+		kueuesim.AdmitOn(ctx, worker, wl)
+		sim.ExpectCheck(ctx, wl, kueue.CheckStateReady, worker.Name)
+		By("recording an event on the worker's copy, as its Kueue would")
+		Expect(worker.Client.Create(ctx, &corev1.Event{
+			ObjectMeta:     metav1.ObjectMeta{GenerateName: wl.Name + "-", Namespace: ns},
+			InvolvedObject: corev1.ObjectReference{APIVersion: kueue.SchemeGroupVersion.String(), Kind: "Workload", Namespace: ns, Name: wl.Name},
+			Type:           corev1.EventTypeNormal, Reason: "Admitted", Message: "Admitted by ClusterQueue worker-cq",
+			FirstTimestamp: metav1.Now(), LastTimestamp: metav1.Now(), Count: 1, Source: corev1.EventSource{Component: "kueue-admission"},
+		})).To(Succeed())
+
+		By("reading status as JSON")
+		var status cli.StatusReport
+		Eventually(func(g Gomega) {
+			out, err := kubectlCourier(ctx, "status", "trainjob/"+tj.Name, "-n", ns, "-o", "json")
+			g.Expect(err).NotTo(HaveOccurred())
+			status = cli.StatusReport{}
+			g.Expect(json.Unmarshal([]byte(out), &status)).To(Succeed(), out)
+			g.Expect(status.Events).To(ContainElement(And(HaveField("Cluster", "manager"), HaveField("Object", "Workload/"+wl.Name),
+				HaveField("Reason", courierv1alpha1.EventDispatched))))
+		}).Should(Succeed())
+		Expect(status.Job).To(Equal(cli.JobRef{APIVersion: "trainer.kubeflow.org/v1alpha1", Kind: "TrainJob", Namespace: ns, Name: tj.Name}))
+		Expect(status.Workload).To(Equal(wl.Name))
+		Expect(status.Cluster).To(Equal(worker.Name))
+		Expect(status.Live).To(BeTrue())
+		Expect(status.Check).NotTo(BeNil())
+		Expect(*status.Check).To(And(HaveField("Name", checkName), HaveField("Policy", policyName), HaveField("State", "Ready"),
+			HaveField("Message", ContainSubstring(worker.Name))))
+		Expect(status.Remote).To(Equal(&cli.RemoteStatus{Cluster: worker.Name, Found: true, State: "Admitted", Message: "Admitted", JobFound: true}))
+		Expect(status.Events).To(ContainElement(And(HaveField("Cluster", worker.Name), HaveField("Object", "Workload/"+wl.Name),
+			HaveField("Reason", "Admitted"), HaveField("Message", "Admitted by ClusterQueue worker-cq"))))
+		Expect(status.Notes).To(BeEmpty())
+
+		By("reading status as a table, the kind left to its default")
+		out, err := kubectlCourier(ctx, "status", tj.Name, "-n", ns)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(out).To(ContainSubstring("WHERE:     Placed on " + worker.Name + "."))
+		Expect(out).To(MatchRegexp(`CHECK:\s+` + checkName + `\s+Ready - Dispatched to worker "` + worker.Name + `"`))
+		Expect(out).To(MatchRegexp(`REMOTE:\s+` + worker.Name + `\s+Admitted - Admitted\s+job copy present`))
+		Expect(out).To(MatchRegexp(`(?m)^manager\s+Workload/` + wl.Name + `\s+Normal\s+Dispatched\s+`))
+		Expect(out).To(MatchRegexp(`(?m)^` + worker.Name + `\s+Workload/` + wl.Name + `\s+Normal\s+Admitted\s+\S+\s+Admitted by ClusterQueue worker-cq$`))
+
+		By("counting the job on its worker")
+		out, err = kubectlCourier(ctx, "clusters", "-o", "json")
+		Expect(err).NotTo(HaveOccurred())
+		var clusters cli.ClustersReport
+		Expect(json.Unmarshal([]byte(out), &clusters)).To(Succeed(), out)
+		Expect(clusters.Clusters).To(HaveLen(len(env.Workers)))
+		Expect(clusters.Clusters).To(ContainElement(And(HaveField("Name", worker.Name), HaveField("Active", "True"),
+			HaveField("Reason", courierv1alpha1.ReasonConnected), HaveField("Jobs.Placed", BeNumerically(">=", 1)))))
+		out, err = kubectlCourier(ctx, "clusters")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(out).To(MatchRegexp(`(?m)^NAME\s+ACTIVE\s+REASON\s+DRAINING\s+PLACED\s+WAITING\s+CAPACITY$`))
+		Expect(out).To(MatchRegexp(`(?m)^` + worker.Name + `\s+True\s+Connected\s+no\s+[1-9]\d*\s+\d+\s+`))
+	})
+
+	It("says which job it cannot find, and how to name one", func(ctx context.Context) {
+		_, err := kubectlCourier(ctx, "status", "missing", "-n", ns)
+		Expect(err).To(MatchError("TrainJob missing not found in namespace " + ns + "; pick the namespace with -n"))
+		_, err = kubectlCourier(ctx, "explain", "job.batch/missing", "-n", ns)
+		Expect(err).To(MatchError("Job missing not found in namespace " + ns + "; pick the namespace with -n"))
+		_, err = kubectlCourier(ctx, "status", "nosuchkind/x", "-n", ns)
+		Expect(err).To(MatchError(ContainSubstring(`the manager serves no resource "nosuchkind"; name the job as TYPE/NAME`)))
+		_, err = kubectlCourier(ctx, "clusters", "-o", "wide")
+		Expect(err).To(MatchError(`--output "wide" is not a format kubectl courier prints; use table, json or yaml`))
+	})
+
+	It("explains a job that waits because no worker has room for it", func(ctx context.Context) {
+		var names []string
+		for _, w := range env.Workers {
+			fullQueue(ctx, w, ns)
+			names = append(names, w.Name)
+		}
+		check := "bestfit-" + rand.String(5)
+		Expect(courier.CreateCheck(ctx, env, check, check, courierv1alpha1.BestFit, names)).To(Succeed())
+		bestFit := &kueuesim.Sim{Env: env, Check: kueue.AdmissionCheckReference(check)}
+		tj := trainJobIn(ns).Obj()
+		wl := bestFit.Submit(ctx, tj)
+		bestFit.ExpectCheck(ctx, wl, kueue.CheckStatePending, "Nominated ")
+
+		By("explaining it as JSON")
+		out, err := kubectlCourier(ctx, "explain", "trainjob/"+tj.Name, "-n", ns, "-o", "json")
+		Expect(err).NotTo(HaveOccurred())
+		var explain cli.ExplainReport
+		Expect(json.Unmarshal([]byte(out), &explain)).To(Succeed(), out)
+		Expect(explain.Why).To(HavePrefix("No worker has room for the job now; it waits until one does"))
+		Expect(explain.Check).NotTo(BeNil())
+		Expect(explain.Check.State).To(Equal("Pending"))
+		Expect(explain.Policy).To(Equal(&cli.PolicySummary{Name: check, Strategy: "BestFit", Clusters: names}))
+		noRoom := func(name string) any {
+			return And(HaveField("Name", name), HaveField("Eligible", true), HaveField("RoomNow", false),
+				HaveField("Reason", "no room now: cpu: needs 1, has free 0"))
+		}
+		Expect(explain.Workers).To(ConsistOf(noRoom(names[0]), noRoom(names[1])))
+		Expect(explain.Workers).To(ContainElement(HaveField("Nominated", true)), "BestFit nominates one worker even without room")
+
+		By("explaining it as a table")
+		out, err = kubectlCourier(ctx, "explain", tj.Name, "-n", ns)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(out).To(MatchRegexp(`WHY:\s+No worker has room for the job now`))
+		Expect(out).To(MatchRegexp(`POLICY:\s+` + check + `\s+strategy BestFit\s+clusters ` + names[0] + "," + names[1]))
+		for _, name := range names {
+			Expect(out).To(MatchRegexp(`(?m)^` + name + `\s+yes\s+no\s+(yes|no)\s+no room now: cpu: needs 1, has free 0$`))
+		}
+
+		By("showing it waiting in status")
+		out, err = kubectlCourier(ctx, "status", tj.Name, "-n", ns)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(out).To(ContainSubstring("WHERE:     Waiting for a worker's Kueue to admit it; copies on "))
+		Expect(out).NotTo(ContainSubstring("REMOTE:"))
+	})
+})
