@@ -1,6 +1,7 @@
 package framework
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -75,6 +76,8 @@ type Cluster struct {
 	etcd   *process
 	api    *process
 	kcm    *process
+	// extraAPIServerArgs are kept to start the cluster again on new ports.
+	extraAPIServerArgs []string
 }
 
 func newCluster(name, dir string, bins binaries, extraAPIServerArgs []string) (*Cluster, error) {
@@ -92,11 +95,12 @@ func newCluster(name, dir string, bins binaries, extraAPIServerArgs []string) (*
 	etcdURL := "http://127.0.0.1:" + strconv.Itoa(ports[0])
 	peerURL := "http://127.0.0.1:" + strconv.Itoa(ports[1])
 	c := &Cluster{
-		Name:   name,
-		Dir:    dir,
-		host:   "https://127.0.0.1:" + strconv.Itoa(ports[2]),
-		pki:    p,
-		tokens: map[string]string{AdminUser: randomToken(), RestrictedUser: randomToken(), CourierUser: randomToken()},
+		Name:               name,
+		Dir:                dir,
+		extraAPIServerArgs: extraAPIServerArgs,
+		host:               "https://127.0.0.1:" + strconv.Itoa(ports[2]),
+		pki:                p,
+		tokens:             map[string]string{AdminUser: randomToken(), RestrictedUser: randomToken(), CourierUser: randomToken()},
 	}
 	tokenFile := filepath.Join(dir, "tokens.csv")
 	tokens := fmt.Sprintf("%s,%s,%s-uid,\"system:masters\"\n", c.tokens[AdminUser], AdminUser, AdminUser)
@@ -166,6 +170,17 @@ func newCluster(name, dir string, bins binaries, extraAPIServerArgs []string) (*
 		return nil, fmt.Errorf("creating client of %s: %w", name, err)
 	}
 	return c, nil
+}
+
+// lostPort reports whether etcd or the API server failed because another
+// process held its port.
+func (c *Cluster) lostPort() bool {
+	for _, p := range []*process{c.etcd, c.api} {
+		if data, err := os.ReadFile(p.logPath); err == nil && bytes.Contains(data, []byte("address already in use")) {
+			return true
+		}
+	}
+	return false
 }
 
 func (c *Cluster) start(ctx context.Context) error {

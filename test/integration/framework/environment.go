@@ -88,18 +88,48 @@ func Start(ctx context.Context, opts Options) (*Environment, error) {
 	env.Manager, env.Workers = clusters[0], clusters[1:]
 
 	g, gctx := errgroup.WithContext(ctx)
-	for _, c := range clusters {
+	for i := range clusters {
 		g.Go(func() error {
-			if err := c.start(gctx); err != nil {
+			if err := env.startCluster(gctx, clusters, i, bins); err != nil {
 				return err
 			}
-			return c.InstallCRDs(gctx, crds)
+			return clusters[i].InstallCRDs(gctx, crds)
 		})
 	}
 	if err := g.Wait(); err != nil {
 		return nil, errors.Join(err, env.Stop())
 	}
 	return env, nil
+}
+
+// portAttempts bounds how often a cluster is started again on new ports.
+const portAttempts = 3
+
+// startCluster starts clusters[i], again on new ports when one of its
+// processes lost a port to another process: test packages run in parallel,
+// and a port free when FreePorts returned it can be taken before etcd or
+// the API server binds it.
+func (e *Environment) startCluster(ctx context.Context, clusters []*Cluster, i int, bins binaries) error {
+	for attempt := 1; ; attempt++ {
+		c := clusters[i]
+		err := c.start(ctx)
+		if err == nil || attempt == portAttempts || !c.lostPort() {
+			return err
+		}
+		if err := c.stop(); err != nil {
+			return err
+		}
+		next, err := newCluster(c.Name, filepath.Join(e.dir, fmt.Sprintf("%s-attempt-%d", c.Name, attempt+1)), bins, c.extraAPIServerArgs)
+		if err != nil {
+			return err
+		}
+		clusters[i] = next
+		if i == 0 {
+			e.Manager = next
+		} else {
+			e.Workers[i-1] = next
+		}
+	}
 }
 
 // Clusters returns the manager followed by the workers.
