@@ -180,6 +180,10 @@ const (
 	// EventNamespaceMissing: the job's namespace is missing on a worker;
 	// that worker is passed over.
 	EventNamespaceMissing = "NamespaceMissing"
+	// EventCreateRefused: a worker refused a create (its admission
+	// webhooks or policies, or its API's validation); that worker is
+	// passed over for a while.
+	EventCreateRefused = "CreateRefused"
 	// EventRemoteDeleted: Courier removed copies from workers. The copies
 	// that lose as a job is dispatched are named in the Dispatched event.
 	EventRemoteDeleted = "RemoteDeleted"

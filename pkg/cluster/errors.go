@@ -2,6 +2,8 @@ package cluster
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 
@@ -49,6 +51,10 @@ func classify(err error, doing string) *Error {
 	case apierrors.IsForbidden(err):
 		return &Error{Reason: courier.ReasonForbidden, err: err,
 			Message: fmt.Sprintf("The worker refused access while %s: %v. Grant the kubeconfig's user the RBAC permissions in Courier's worker role.", doing, err)}
+	case isCertificateError(err):
+		// A wrong CA does not pass by itself: it is the kubeconfig's.
+		return &Error{Reason: courier.ReasonInvalidKubeconfig, err: err,
+			Message: fmt.Sprintf("The worker's serving certificate does not verify against the kubeconfig's CA while %s: %v. Put the worker API server's CA in certificate-authority-data.", doing, err)}
 	case errors.Is(err, context.DeadlineExceeded):
 		return &Error{Reason: courier.ReasonUnreachable, err: err,
 			Message: fmt.Sprintf("The worker's API server did not answer in time while %s.", doing)}
@@ -56,4 +62,14 @@ func classify(err error, doing string) *Error {
 		return &Error{Reason: courier.ReasonUnreachable, err: err,
 			Message: fmt.Sprintf("The worker's API server could not be reached while %s: %v.", doing, err)}
 	}
+}
+
+// isCertificateError tells a TLS verification failure of the worker's
+// serving certificate.
+func isCertificateError(err error) bool {
+	var verify *tls.CertificateVerificationError
+	var authority x509.UnknownAuthorityError
+	var host x509.HostnameError
+	var invalid x509.CertificateInvalidError
+	return errors.As(err, &verify) || errors.As(err, &authority) || errors.As(err, &host) || errors.As(err, &invalid)
 }

@@ -170,6 +170,11 @@ type StatusChange struct {
 // Event is one event on the manager Workload.
 type Event struct {
 	Type, Reason, Message string
+	// Cluster is the worker the event is about, if any. Its WorkerCluster
+	// is the event's related object, which keeps apart events of one reason
+	// about different workers: the events API folds same-reason events on
+	// one object into a series that keeps only the first note.
+	Cluster string
 }
 
 // plan decides the next step for one manager Workload. The job is placed

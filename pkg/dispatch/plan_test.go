@@ -385,9 +385,31 @@ func TestPlanUnplaced(t *testing.T) {
 					Message: "Waiting for a nominated worker to admit the workload. Nominated a (best of 2). Passed over: b: the policy's filter failed: no such key: zone."},
 				Events: []Event{
 					{Type: "Normal", Reason: "Nominated", Message: "Copied the workload to a. Nominated a (best of 2). Passed over: b: the policy's filter failed: no such key: zone."},
-					{Type: "Warning", Reason: "PlacementError", Message: `Cluster "b" is not eligible: filter: no such key: zone.`},
+					{Type: "Warning", Reason: "PlacementError", Cluster: "b", Message: `Cluster "b" is not eligible: filter: no such key: zone.`},
 				},
 			},
+		},
+		// Issue 14: a filter failing on every cluster left no event.
+		"a filter failing on every cluster is an event per cluster when the message changes": {
+			o: Observed{Workload: local().Obj(), Check: pendingCheck, Candidates: both, Health: connected,
+				Decision: &placement.Decision{Message: "Passed over: a: the policy's filter failed: gave string, want bool; b: the policy's filter failed: gave string, want bool.",
+					Errors: []placement.ClusterError{{Cluster: "a", Err: errors.New("filter: gave string, want bool")}, {Cluster: "b", Err: errors.New("filter: gave string, want bool")}}}},
+			want: Plan{
+				Status: &StatusChange{State: kueue.CheckStatePending,
+					Message: "No worker can take the workload now. Passed over: a: the policy's filter failed: gave string, want bool; b: the policy's filter failed: gave string, want bool."},
+				Events: []Event{
+					{Type: "Warning", Reason: "PlacementError", Cluster: "a", Message: `Cluster "a" is not eligible: filter: gave string, want bool.`},
+					{Type: "Warning", Reason: "PlacementError", Cluster: "b", Message: `Cluster "b" is not eligible: filter: gave string, want bool.`},
+				},
+			},
+		},
+		"a filter failing on every cluster is not reported again while the message stands": {
+			o: Observed{Workload: local().Obj(), Candidates: both, Health: connected,
+				Check: kueue.AdmissionCheckState{Name: check, State: kueue.CheckStatePending,
+					Message: "No worker can take the workload now. Passed over: a: the policy's filter failed: gave string, want bool."},
+				Decision: &placement.Decision{Message: "Passed over: a: the policy's filter failed: gave string, want bool.",
+					Errors: []placement.ClusterError{{Cluster: "a", Err: errors.New("filter: gave string, want bool")}}}},
+			want: Plan{},
 		},
 		"a copy admitted on a cluster the planner no longer nominates does not win, and goes": {
 			o: Observed{Workload: local().Nominated("a", "b").Obj(), Check: pendingCheck, Candidates: both, Health: connected,

@@ -130,7 +130,8 @@ func planNominate(o Observed) Plan {
 		why = " " + o.Decision.Message
 	}
 	if len(nominated) == 0 {
-		p := pending(o, noWorkerNow+why, nil)
+		// pending writes, and so reports, only a changed message.
+		p := pending(o, noWorkerNow+why, nil, placementErrors(o)...)
 		p.Delete = remove
 		return p
 	}
@@ -146,9 +147,7 @@ func planNominate(o Observed) Plan {
 	if !slices.Equal(o.Workload.Status.NominatedClusterNames, sorted) {
 		events = append(events, Event{Type: "Normal", Reason: courier.EventNominated,
 			Message: truncate(fmt.Sprintf("Copied the workload to %s.%s", strings.Join(nominated, ", "), why), maxNoteLength)})
-		for _, e := range o.Decision.Errors {
-			events = append(events, Event{Type: "Warning", Reason: courier.EventPlacementError, Message: truncate(fmt.Sprintf("Cluster %q is not eligible: %v.", e.Cluster, e.Err), maxNoteLength)})
-		}
+		events = append(events, placementErrors(o)...)
 	}
 	p := pending(o, "Waiting for a nominated worker to admit the workload."+why, sorted, events...)
 	p.Delete, p.Create = remove, create
@@ -156,6 +155,20 @@ func planNominate(o Observed) Plan {
 		p.RequeueAfter = soonest(d.NextRound, d.ExpiresIn)
 	}
 	return p
+}
+
+// placementErrors are the events for the clusters the policy's CEL failed
+// on.
+func placementErrors(o Observed) []Event {
+	if o.Decision == nil {
+		return nil
+	}
+	var events []Event
+	for _, e := range o.Decision.Errors {
+		events = append(events, Event{Type: "Warning", Reason: courier.EventPlacementError, Cluster: e.Cluster,
+			Message: truncate(fmt.Sprintf("Cluster %q is not eligible: %v.", e.Cluster, e.Err), maxNoteLength)})
+	}
+	return events
 }
 
 // nominatedNow are the clusters that get or keep a copy now, best first.

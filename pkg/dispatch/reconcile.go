@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -60,7 +63,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if ref.state != nil {
 		check = ref.state.Name
 	}
-	return r.act(ctx, wl, check, p, job, outcomeOf(o, p))
+	res, err := r.act(ctx, wl, check, p, job, outcomeOf(o, p))
+	if d := r.skips.next(wl.UID, r.now()); err == nil && d > 0 {
+		// A worker passed over may take the job once the while is over.
+		res.RequeueAfter = soonest(res.RequeueAfter, d)
+	}
+	return res, err
 }
 
 // act carries out a plan: status mirrors, forwarded changes, Workload
@@ -154,7 +162,9 @@ func (r *Reconciler) act(ctx context.Context, wl *kueue.Workload, check kueue.Ad
 			return reconcile.Result{}, fmt.Errorf("creating remote job on %s: %w", p.CreateJob, err)
 		}
 		if ev != nil {
-			// The job could not go there: no Ready; look again soon.
+			// The job could not go there: no Ready, nor the event that
+			// says it went; look again soon.
+			events = slices.DeleteFunc(events, func(e Event) bool { return e.Reason == courier.EventDispatched })
 			events, status, result.RequeueAfter = append(events, *ev), nil, requeueSoon
 		}
 	}
@@ -207,7 +217,11 @@ func (r *Reconciler) act(ctx context.Context, wl *kueue.Workload, check kueue.Ad
 
 func (r *Reconciler) record(wl *kueue.Workload, events []Event) {
 	for _, e := range events {
-		r.recorder.Eventf(wl, nil, e.Type, e.Reason, "Dispatch", "%s", e.Message)
+		var related runtime.Object
+		if e.Cluster != "" {
+			related = &courier.WorkerCluster{ObjectMeta: metav1.ObjectMeta{Name: e.Cluster}}
+		}
+		r.recorder.Eventf(wl, related, e.Type, e.Reason, "Dispatch", "%s", e.Message)
 	}
 }
 

@@ -12,6 +12,9 @@ import (
 const (
 	foreignSkip   = 5 * time.Minute
 	namespaceSkip = 30 * time.Second
+	// refusedSkip: a worker's admission or validation refused a create;
+	// the same create would be refused again until someone changes it.
+	refusedSkip = time.Minute
 
 	// requeueSoon is when to look again after passing a worker over.
 	requeueSoon = time.Second
@@ -52,6 +55,21 @@ func (s *skipNotes) reason(uid types.UID, cluster string, now time.Time) string 
 		return ""
 	}
 	return n.reason
+}
+
+// next returns how long until the first of uid's notes in force ends, or
+// 0 if none is: nothing else announces that a worker may be used again.
+func (s *skipNotes) next(uid types.UID, now time.Time) time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out time.Duration
+	for _, n := range s.notes[uid] {
+		// reason still holds at until itself.
+		if d := n.until.Sub(now) + time.Millisecond; d > 0 && (out == 0 || d < out) {
+			out = d
+		}
+	}
+	return out
 }
 
 // forget drops the notes of a Workload that is gone or finished.

@@ -114,6 +114,8 @@ func (r *Reconciler) createWorkloadCopy(ctx context.Context, c string, wl *kueue
 	case isNamespaceMissing(err):
 		return r.skip(wl, c, namespaceSkip, courier.EventNamespaceMissing, fmt.Sprintf("namespace %q does not exist there", wl.Namespace),
 			fmt.Sprintf("Namespace %q does not exist on worker %q; create it there, with LocalQueue %q, to dispatch to that worker.", wl.Namespace, c, wl.Spec.QueueName)), nil
+	case isRefused(err):
+		return r.refused(wl, c, workloadGVK.Kind, copy, err), nil
 	default:
 		return nil, err
 	}
@@ -158,19 +160,26 @@ func (r *Reconciler) createJob(ctx context.Context, c string, wl *kueue.Workload
 			}
 			continue
 		}
-		if !apierrors.IsAlreadyExists(err) {
+		var ev *Event
+		switch {
+		case isRefused(err):
+			ev = r.refused(wl, c, copy.GetKind(), copy, err)
+		case !apierrors.IsAlreadyExists(err):
 			return nil, fmt.Errorf("creating %s %s: %w", copy.GetKind(), copy.GetName(), err)
+		default:
+			existing := &unstructured.Unstructured{}
+			existing.SetGroupVersionKind(copy.GroupVersionKind())
+			if err := remote.APIReader.Get(ctx, client.ObjectKeyFromObject(copy), existing); err != nil {
+				return nil, client.IgnoreNotFound(err)
+			}
+			if r.owned(existing) {
+				continue
+			}
+			ev = r.skip(wl, c, foreignSkip, courier.EventForeignObject, fmt.Sprintf("holds a %s Courier did not create", copy.GetKind()),
+				fmt.Sprintf("Worker %q has a %s %s/%s that Courier did not create; Courier leaves it alone and passes the worker over.", c, copy.GetKind(), copy.GetNamespace(), copy.GetName()))
 		}
-		existing := &unstructured.Unstructured{}
-		existing.SetGroupVersionKind(copy.GroupVersionKind())
-		if err := remote.APIReader.Get(ctx, client.ObjectKeyFromObject(copy), existing); err != nil {
-			return nil, client.IgnoreNotFound(err)
-		}
-		if r.owned(existing) {
-			continue
-		}
-		ev := r.skip(wl, c, foreignSkip, courier.EventForeignObject, fmt.Sprintf("holds a %s Courier did not create", copy.GetKind()),
-			fmt.Sprintf("Worker %q has a %s %s/%s that Courier did not create; Courier leaves it alone and passes the worker over.", c, copy.GetKind(), copy.GetNamespace(), copy.GetName()))
+		// The job cannot go there: its copies go, so that the check
+		// turns Retry and the job goes elsewhere.
 		if _, err := r.deleteCopies(ctx, c, wl.Namespace, wl.Name, jobInfo{}); err != nil {
 			return ev, err
 		}
@@ -179,13 +188,28 @@ func (r *Reconciler) createJob(ctx context.Context, c string, wl *kueue.Workload
 	return nil, nil
 }
 
+// refused passes worker c over after it refused to create obj, quoting
+// the refusal: retrying the same create, in silence, would not succeed.
+func (r *Reconciler) refused(wl *kueue.Workload, c, kind string, obj metav1.Object, err error) *Event {
+	return r.skip(wl, c, refusedSkip, courier.EventCreateRefused, "refused the "+kind,
+		truncate(fmt.Sprintf("Worker %q refused to create %s %s/%s: %v. Fix what it names on that worker; Courier passes the worker over meanwhile.",
+			c, kind, obj.GetNamespace(), obj.GetName(), err), maxNoteLength))
+}
+
+// isRefused tells a create the worker refused as it is (its admission
+// webhooks or policies, its API's validation, its RBAC, a CRD being
+// deleted), which only a change on the worker can let through.
+func isRefused(err error) bool {
+	return apierrors.IsForbidden(err) || apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) || apierrors.IsMethodNotSupported(err)
+}
+
 // skip passes worker c over for wl for a while, giving why in a few words
 // (the placement message lists it) and returns the event that says it in
 // full.
 func (r *Reconciler) skip(wl *kueue.Workload, c string, d time.Duration, reason, short, msg string) *Event {
 	r.skips.add(wl.UID, c, short, r.now().Add(d))
 	metrics.Rejected(c, reason)
-	return &Event{Type: "Warning", Reason: reason, Message: msg}
+	return &Event{Type: "Warning", Reason: reason, Message: msg, Cluster: c}
 }
 
 // syncJob mirrors the status of the worker's job copy, as the informer

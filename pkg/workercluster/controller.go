@@ -202,7 +202,8 @@ func (r *Reconciler) observe(ctx context.Context, wc *courier.WorkerCluster) (cl
 	}
 	restConfig, err := cluster.ParseKubeconfig(data)
 	if cerr := (*cluster.Error)(nil); errors.As(err, &cerr) {
-		return r.configError(wc, cerr.Reason, "%s", cerr.Message), nil
+		// Name the Secret: it is what a person must fix.
+		return r.configError(wc, cerr.Reason, "Secret %s/%s, key %q: %s", r.namespace, ref.Name, ref.Key, cerr.Message), nil
 	}
 	r.cache.Connect(wc.Name, data, restConfig)
 	state, _ := r.cache.State(wc.Name)
