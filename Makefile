@@ -189,3 +189,18 @@ bench-scale: build test-binaries ## Measure Courier's own cost per dispatch at s
 .PHONY: bench-stack
 bench-stack: e2e-binaries build ## Measure placement with the real Kueue, Trainer and JobSet: jobs per worker, requests to workers per workload; BENCH_ARGS passes flags (courier-bench stack -h).
 	go run ./cmd/courier-bench stack $(BENCH_ARGS)
+
+##@ Reliability
+
+SOAK_DIR := $(ROOT)/_output/soak-env
+
+.PHONY: soak
+soak: e2e-binaries build ## Run the fault-injection soak: 500 jobs and 36 faults on a manager and 3 workers, then the exactly-once invariants (docs/soak.md); SOAK_ARGS passes flags (courier-bench soak -h).
+	@# A soak interrupted hard leaves its environment up; stop it by PID first.
+	@$(COURIER_LOCAL) down --dir $(SOAK_DIR) --bin $(BIN) >/dev/null 2>&1 || true
+	go run ./cmd/courier-bench soak --dir $(SOAK_DIR) --out $(ROOT)/_output/soak $(SOAK_ARGS)
+
+.PHONY: soak-short
+soak-short: e2e-binaries build ## Run the seeded short soak that CI runs: 60 jobs, one fault of each kind; fails when an invariant does.
+	@$(COURIER_LOCAL) down --dir $(SOAK_DIR) --bin $(BIN) >/dev/null 2>&1 || true
+	go run ./cmd/courier-bench soak --short --dir $(SOAK_DIR) --out $(ROOT)/_output/soak-short $(SOAK_ARGS)

@@ -2,8 +2,10 @@
 // `courier-bench scale` measures Courier's own cost per dispatch over a
 // matrix of workers and pending workloads (make bench-scale); `courier-bench
 // stack` measures placement on local clusters with the real Kueue, Trainer
-// and JobSet (make bench-stack). It exits non-zero only when a benchmark
-// could not run; targets missed are printed as FAIL.
+// and JobSet (make bench-stack); `courier-bench soak` runs the
+// fault-injection soak (make soak, make soak-short). It exits non-zero when
+// a benchmark could not run, and when a soak invariant fails; benchmark
+// targets missed are printed as FAIL.
 package main
 
 import (
@@ -24,6 +26,7 @@ import (
 
 	"github.com/courierdev/courier/test/benchscale"
 	"github.com/courierdev/courier/test/benchstack"
+	"github.com/courierdev/courier/test/soak"
 )
 
 func main() {
@@ -42,6 +45,7 @@ type subcommand struct {
 var subcommands = map[string]subcommand{
 	"scale": {"Courier's own CPU, memory and API requests per dispatch, throughput and latency, for W workers and N pending workloads", runScale},
 	"stack": {"placement with the real Kueue, Trainer and JobSet: jobs per worker, and requests to workers per workload", runStack},
+	"soak":  {"TrainJobs and batch Jobs under a seeded schedule of faults on a manager and 3 workers, then the exactly-once invariants", runSoak},
 }
 
 func run() error {
@@ -157,6 +161,39 @@ func runStack(ctx context.Context, args []string) error {
 		OutDir:  *out,
 		Keep:    *keep,
 	}, os.Stdout)
+}
+
+func runSoak(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("soak", flag.ContinueOnError)
+	fs.Bool("short", false, "The seeded CI variant: 60 jobs and one fault of each kind; the other flags' defaults follow it.")
+	// Peek at --short so that the other defaults follow the variant.
+	opts := soak.Full
+	if slices.Contains(args, "--short") || slices.Contains(args, "-short") || slices.Contains(args, "--short=true") {
+		opts = soak.Short
+	}
+	dir := fs.String("dir", "_output/soak-env", "Folder of the environment the soak brings up and down: kubeconfigs, logs, state.")
+	bin := fs.String("bin", "bin", "Folder of the binaries built by `make e2e-binaries build`.")
+	out := fs.String("out", "_output/soak", "Folder for soak.json, timeline.png and the environment's logs.")
+	fs.IntVar(&opts.Jobs, "jobs", opts.Jobs, "Jobs to submit: TrainJobs of one GPU and batch Jobs of one CPU.")
+	fs.Float64Var(&opts.Rate, "rate", opts.Rate, "Jobs submitted per second.")
+	fs.DurationVar(&opts.MaxRunFor, "max-run-for", opts.MaxRunFor, "Longest run time of a job's pods; they range from instant to this.")
+	fs.IntVar(&opts.Faults, "faults", opts.Faults, "Faults to inject over the submission time, at least one of each kind.")
+	fs.Uint64Var(&opts.Seed, "seed", opts.Seed, "Seed of the jobs and the fault schedule.")
+	fs.DurationVar(&opts.Timeout, "timeout", opts.Timeout, "Time limit, once the faults are over, for every job to finish.")
+	fs.DurationVar(&opts.WaitBound, "wait-bound", opts.WaitBound, "Longest a job may wait with no copy once the faults are over.")
+	fs.BoolVar(&opts.Keep, "keep", false, "Leave the environment up at the end; bin/courier-local down --dir DIR stops it.")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	opts.Command = strings.Join(append([]string{"courier-bench", "soak"}, args...), " ")
+	opts.Dir, opts.Bin, opts.OutDir = *dir, *bin, *out
+	return soak.Run(ctx, opts, os.Stdout)
 }
 
 // stringList is a flag that may be given more than once.

@@ -358,6 +358,17 @@ func TestClearActivityPatch(t *testing.T) {
 			job:  obj("trainer.kubeflow.org/v1alpha1", "TrainJob", map[string]any{"jobsStatus": []any{map[string]any{"name": "node", "active": int64(1)}}}),
 			want: `{"status":null}`,
 		},
+		"TrainJob that ended: its final job counts stay (found by the soak: a worker lost after the job completed)": {
+			a: NewTrainJob(),
+			job: obj("trainer.kubeflow.org/v1alpha1", "TrainJob", map[string]any{
+				"jobsStatus": []any{map[string]any{"name": "node", "active": int64(0), "succeeded": int64(1)}},
+				"conditions": []any{map[string]any{"type": "Complete", "status": "True", "reason": "JobsCompleted", "message": "done"}}}),
+		},
+		"batch Job that ended: its counts stay": {
+			a: New(Kind{GVK: schema.GroupVersionKind{Group: "batch", Version: "v1", Kind: "Job"}}),
+			job: obj("batch/v1", "Job", map[string]any{"ready": int64(0), "succeeded": int64(1),
+				"conditions": []any{map[string]any{"type": "Complete", "status": "True"}}}),
+		},
 		"nothing active: no patch": {
 			a:   NewTrainJob(),
 			job: obj("trainer.kubeflow.org/v1alpha1", "TrainJob", map[string]any{"conditions": []any{}}),

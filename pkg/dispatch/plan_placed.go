@@ -113,6 +113,12 @@ func planPlaced(o Observed, c string) Plan {
 		if fin.Reason == kueue.WorkloadFinishedReasonOutOfSync {
 			return retry(courier.EventRemoteEvicted, fmt.Sprintf("Worker %q found its job out of sync with the workload: %s; dispatching the workload again.", c, fin.Message))
 		}
+		// The worker's Kueue ends a Workload whose job is gone; Courier
+		// removes copies only once the manager's job ended, so someone
+		// else deleted it before it finished: it did not run to its end.
+		if fin.Reason == kueue.WorkloadFinishedReasonOwnerNotFound {
+			return retry(courier.EventRemoteEvicted, fmt.Sprintf("The job's copy on worker %q was deleted before it finished (%s); dispatching the workload again.", c, fin.Message))
+		}
 		if r.HasJob && !r.FinalMirrored {
 			p.FinalSync = c
 		}

@@ -14,14 +14,22 @@ type Process struct {
 	Name string   `json:"name"`
 	PID  int      `json:"pid"`
 	Args []string `json:"args"`
-	Log  string   `json:"log"`
+	// Env are the variables added to the environment, for a restart.
+	Env []string `json:"env,omitempty"`
+	Log string   `json:"log"`
 }
 
 // startProcess starts a detached process that outlives the command that
 // started it, with its output in logPath, emptied first so that collected
 // logs never mix an earlier environment's lines in.
 func startProcess(name, logPath string, env []string, args ...string) (*Process, error) {
-	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
+	return spawn(name, logPath, os.O_TRUNC, env, args...)
+}
+
+// spawn starts the process with its log opened with the extra flag:
+// O_TRUNC for a new process, O_APPEND for one restarted.
+func spawn(name, logPath string, logFlag int, env []string, args ...string) (*Process, error) {
+	logFile, err := os.OpenFile(logPath, os.O_CREATE|logFlag|os.O_WRONLY, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("opening log of %s: %w", name, err)
 	}
@@ -34,7 +42,7 @@ func startProcess(name, logPath string, env []string, args ...string) (*Process,
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting %s: %w", name, err)
 	}
-	p := &Process{Name: name, PID: cmd.Process.Pid, Args: args, Log: logPath}
+	p := &Process{Name: name, PID: cmd.Process.Pid, Args: args, Env: env, Log: logPath}
 	// Reap it if it dies while we still run, so that alive() sees the exit.
 	go func() { _ = cmd.Wait() }()
 	return p, nil

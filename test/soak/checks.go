@@ -1,0 +1,254 @@
+package soak
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+)
+
+// Invariant is one final check, with the jobs or objects that break it.
+type Invariant struct {
+	Name      string   `json:"name"`
+	Pass      bool     `json:"pass"`
+	Offenders []string `json:"offenders,omitempty"`
+	// Notes are findings that do not break it, such as overlaps the
+	// lost-worker policy allows.
+	Notes []string `json:"notes,omitempty"`
+}
+
+func invariant(name string, offenders []string, notes ...string) Invariant {
+	return Invariant{Name: name, Pass: len(offenders) == 0, Offenders: offenders, Notes: notes}
+}
+
+// The invariants' names, as the report and docs/soak.md give them.
+const (
+	NoConcurrentRuns = "no job ran on two workers at the same time"
+	NoLostJob        = "no job lost: every job finished"
+	FinalStatus      = "each manager job's final status equals its worker's last status"
+	NoOrphan         = "no orphan left on any worker"
+	NoPendingCheck   = "no admission check left Pending on a finished Workload"
+	NoWaitingForRoom = "no Workload waiting while a worker had room, after the faults"
+	ForeignUntouched = "foreign same-name objects left alone"
+	FaultsInjected   = "every scheduled fault was injected and restored"
+)
+
+// lostWindow is a time Courier counted a worker out of use because of an
+// injected fault: the worker may run its jobs on, and after
+// workerLostTimeout Courier dispatches them elsewhere.
+type lostWindow struct {
+	Worker     string
+	Start, End time.Time
+}
+
+// outOfReach are the faults that take a worker out of Courier's reach or
+// use; a WorkerCluster deleted is not one: its worker stays reachable and
+// Courier removes its copies there before dispatching elsewhere.
+var outOfReach = map[Kind]bool{PauseShort: true, PauseLong: true, APIServerKill: true, SecretBroken: true, SecretRotate: true}
+
+// lostWindows returns the disconnections, as Courier recorded them on the
+// WorkerClusters, that an out-of-reach fault on the same worker explains;
+// one still open ends at end. Courier counts from disconnectedSince, which
+// has one-second precision: a window starts a second early.
+func lostWindows(disc []Disconnection, faults []*Fault, end time.Time) []lostWindow {
+	var out []lostWindow
+	for _, d := range disc {
+		w := lostWindow{Worker: d.Worker, Start: d.Since.Add(-time.Second), End: d.Cleared}
+		if w.End.IsZero() {
+			w.End = end
+		}
+		if slices.ContainsFunc(faults, func(f *Fault) bool {
+			return outOfReach[f.Kind] && f.Target == d.Worker && !f.Started.IsZero() &&
+				f.Started.Before(w.End) && w.Start.Before(f.Restored)
+		}) {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// interval is when one copy or pod of a job ran, and where.
+type interval struct {
+	worker, what string
+	start, end   time.Time
+}
+
+// runs returns when each copy and pod of a job ran: a copy from the time
+// it was seen unsuspended to the time it was seen terminal or deleted, a
+// pod from Running to Succeeded, Failed or deleted; one never stopped ends
+// at end.
+func runs(j Job, end time.Time) []interval {
+	stop := func(ts ...time.Time) time.Time {
+		out := end
+		for _, t := range ts {
+			if !t.IsZero() && t.Before(out) {
+				out = t
+			}
+		}
+		return out
+	}
+	var out []interval
+	for _, c := range j.Copies {
+		if !c.Started.IsZero() {
+			out = append(out, interval{c.Worker, "copy " + string(c.UID), c.Started, stop(c.Ended, c.Deleted)})
+		}
+	}
+	for _, p := range j.Pods {
+		if !p.Running.IsZero() {
+			out = append(out, interval{p.Worker, "pod " + p.Pod, p.Running, stop(p.Ended)})
+		}
+	}
+	return out
+}
+
+// checkOverlaps finds jobs that ran on two workers at once. An overlap is
+// allowed, and returned as a note, when the earlier run's worker was out
+// of use because of a fault and the later run began workerLostTimeout or
+// more after Courier counted it out, while it still was: Courier's
+// documented lost-worker policy.
+func checkOverlaps(jobs []Job, lost []lostWindow, lostTimeout time.Duration, end time.Time) (offenders, allowed []string) {
+	for _, j := range jobs {
+		rs := runs(j, end)
+		slices.SortFunc(rs, func(a, b interval) int { return a.start.Compare(b.start) })
+		bad, ok := "", ""
+		for i, a := range rs {
+			for _, b := range rs[i+1:] {
+				if a.worker == b.worker || !b.start.Before(a.end) {
+					continue
+				}
+				desc := fmt.Sprintf("%s: %s on %s ran %s–%s, %s on %s from %s", j.Name, a.what, a.worker,
+					clock(a.start), clock(a.end), b.what, b.worker, clock(b.start))
+				if slices.ContainsFunc(lost, func(w lostWindow) bool {
+					return w.Worker == a.worker && !b.start.Before(w.Start.Add(lostTimeout)) && !b.start.After(w.End)
+				}) {
+					ok = desc
+				} else if bad == "" {
+					bad = desc
+				}
+			}
+		}
+		if bad != "" {
+			offenders = append(offenders, bad)
+		} else if ok != "" {
+			allowed = append(allowed, ok)
+		}
+	}
+	return offenders, allowed
+}
+
+func clock(t time.Time) string { return t.Format("15:04:05.000") }
+
+// checkLost returns the submitted jobs that did not run to their end:
+// their Workload never finished, or finished while the manager's job was
+// neither Complete nor Failed.
+func checkLost(jobs []Job) []string {
+	var out []string
+	for _, j := range jobs {
+		switch {
+		case j.Refused != "":
+		case j.Finished.IsZero():
+			out = append(out, fmt.Sprintf("%s: submitted %s, check %q, %d copies", j.Name, clock(j.Submitted), j.Check, len(j.Copies)))
+		case !strings.HasPrefix(j.ManagerStatus, "Complete") && !strings.HasPrefix(j.ManagerStatus, "Failed"):
+			out = append(out, fmt.Sprintf("%s: its Workload finished (%s) while the job shows %q; check %q", j.Name, j.Reason, j.ManagerStatus, j.Check))
+		}
+	}
+	return out
+}
+
+// finalCopy is the copy that ran a job to its end: the last one seen
+// terminal, else the last one started.
+func finalCopy(j Job) *Copy {
+	var last *Copy
+	for _, c := range j.Copies {
+		if !c.Ended.IsZero() && (last == nil || c.Created.After(last.Created)) {
+			last = c
+		}
+	}
+	if last != nil {
+		return last
+	}
+	for _, c := range j.Copies {
+		if !c.Started.IsZero() && (last == nil || c.Created.After(last.Created)) {
+			last = c
+		}
+	}
+	return last
+}
+
+// checkStatus returns the finished jobs whose manager status is not their
+// final copy's last one.
+func checkStatus(jobs []Job) []string {
+	var out []string
+	for _, j := range jobs {
+		if j.Refused != "" || j.Finished.IsZero() {
+			continue
+		}
+		c := finalCopy(j)
+		switch {
+		case c == nil:
+			out = append(out, fmt.Sprintf("%s: finished (%s) and no copy of it was seen running", j.Name, j.Reason))
+		case c.Status != j.ManagerStatus:
+			out = append(out, fmt.Sprintf("%s: manager has %q, its copy on %s had %q", j.Name, j.ManagerStatus, c.Worker, c.Status))
+		}
+	}
+	return out
+}
+
+// checkPendingChecks returns the finished Workloads whose check is Pending.
+func checkPendingChecks(wls []kueue.Workload, check kueue.AdmissionCheckReference) []string {
+	var out []string
+	for _, wl := range wls {
+		if !meta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadFinished) {
+			continue
+		}
+		for _, c := range wl.Status.AdmissionChecks {
+			if c.Name == check && c.State == kueue.CheckStatePending {
+				out = append(out, fmt.Sprintf("%s: check %s Pending: %s", wl.Name, c.Name, c.Message))
+			}
+		}
+	}
+	return out
+}
+
+// copyLag allows for the informers of the manager and of a worker seeing
+// a reservation and the copy it led to in the other order.
+const copyLag = 2 * time.Second
+
+// checkWaiting returns the jobs that waited on Courier longer than bound
+// after quiet, the end of the last fault: from a quota reservation on the
+// manager, which Kueue makes only when the workers' pooled quota has room,
+// to the creation of a copy on a worker. A job waiting for quota waits on
+// Kueue, not on Courier, and is not counted.
+func checkWaiting(jobs []Job, quiet, end time.Time, bound time.Duration) []string {
+	var out []string
+	for _, j := range jobs {
+		if j.Refused != "" {
+			continue
+		}
+		done := end
+		if !j.Finished.IsZero() {
+			done = j.Finished
+		}
+		for _, r := range j.Reserved {
+			until := done
+			for _, c := range j.Copies {
+				if !c.Created.Before(r.Add(-copyLag)) && c.Created.Before(until) {
+					until = c.Created
+				}
+			}
+			start := r
+			if start.Before(quiet) {
+				start = quiet
+			}
+			if until.Sub(start) > bound {
+				out = append(out, fmt.Sprintf("%s: quota reserved on the manager at %s, no copy until %s (%s after the faults ended)",
+					j.Name, clock(r), clock(until), until.Sub(start).Round(time.Second)))
+				break
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,90 @@
+package soak
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestPlanFaults(t *testing.T) {
+	workers := []string{"worker-1", "worker-2", "worker-3"}
+	cases := map[string]struct {
+		n      int
+		window time.Duration
+		// wantLen is the number of faults planned.
+		wantLen int
+	}{
+		"fewer than the kinds are raised to one of each": {n: 1, window: 2 * time.Minute, wantLen: len(Kinds)},
+		"one of each kind":   {n: len(Kinds), window: 3 * time.Minute, wantLen: len(Kinds)},
+		"the full soak's 36": {n: 36, window: 500 * time.Second, wantLen: 36},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			plan := planFaults(14, tc.n, tc.window, workers)
+			if diff := cmp.Diff(tc.wantLen, len(plan)); diff != "" {
+				t.Fatalf("faults planned (-want +got):\n%s", diff)
+			}
+			seen := map[Kind]bool{}
+			for i, p := range plan {
+				seen[p.Kind] = true
+				if p.At <= 0 || p.At > tc.window {
+					t.Errorf("fault %d (%s) at %s, outside (0, %s]", i, p.Kind, p.At, tc.window)
+				}
+				if i > 0 && p.At < plan[i-1].At {
+					t.Errorf("fault %d (%s) at %s comes before fault %d at %s", i, p.Kind, p.At, i-1, plan[i-1].At)
+				}
+				wantWorker := workerScoped[p.Kind]
+				if gotWorker := p.Target != "courier" && p.Target != "manager"; gotWorker != wantWorker {
+					t.Errorf("fault %d (%s) targets %q", i, p.Kind, p.Target)
+				}
+			}
+			for _, k := range Kinds {
+				if !seen[k] {
+					t.Errorf("no fault of kind %s", k)
+				}
+			}
+			if diff := cmp.Diff(plan, planFaults(14, tc.n, tc.window, workers)); diff != "" {
+				t.Errorf("one seed planned two schedules (-first +second):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestPlanJobs(t *testing.T) {
+	cases := map[string]struct {
+		n         int
+		rate      float64
+		maxRunFor time.Duration
+		wantLast  time.Duration
+	}{
+		"60 at 0.4/s":  {n: 60, rate: 0.4, maxRunFor: 30 * time.Second, wantLast: 147500 * time.Millisecond},
+		"500 at 1/s":   {n: 500, rate: 1, maxRunFor: time.Minute, wantLast: 499 * time.Second},
+		"one job only": {n: 1, rate: 2, maxRunFor: time.Second, wantLast: 0},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			jobs := planJobs(14, "soak-x", tc.n, tc.rate, tc.maxRunFor)
+			if diff := cmp.Diff(tc.wantLast, jobs[len(jobs)-1].At); diff != "" {
+				t.Errorf("last submission (-want +got):\n%s", diff)
+			}
+			kinds := map[JobKind]int{}
+			instant, quick := 0, 0
+			for _, j := range jobs {
+				kinds[j.Kind]++
+				if j.RunFor < 0 || j.RunFor > tc.maxRunFor {
+					t.Errorf("%s runs for %s, outside [0, %s]", j.Name, j.RunFor, tc.maxRunFor)
+				}
+				switch j.RunFor {
+				case 0:
+					instant++
+				case time.Second:
+					quick++
+				}
+			}
+			if tc.n >= 60 && (kinds[TrainJob] == 0 || kinds[BatchJob] == 0 || instant == 0 || quick == 0) {
+				t.Errorf("the load does not mix kinds and run times: %v, %d instant, %d of a second", kinds, instant, quick)
+			}
+		})
+	}
+}
