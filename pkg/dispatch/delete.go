@@ -23,8 +23,8 @@ import (
 // deleteCopies deletes what Courier created on worker c for the manager
 // Workload ns/name: the Workload copy, the job copy and what the job needs,
 // found through the workload index, and a copy of the job's name made for
-// another Workload, when job names it. It reports whether there was
-// anything to delete.
+// another Workload, when job names it. It reports whether it deleted
+// anything.
 func (r *Reconciler) deleteCopies(ctx context.Context, c, ns, name string, job jobInfo) (bool, error) {
 	remote, err := r.remotes.Get(c)
 	if err != nil {
@@ -68,14 +68,20 @@ func (r *Reconciler) deleteCopies(ctx context.Context, c, ns, name string, job j
 	}
 	found := false
 	for _, obj := range objs {
-		if r.deleted.has(obj.GetUID(), r.now()) || r.goesWithOwner(obj, r.now()) {
-			continue // Deleted already, or goes with its job copy.
+		if r.deleted.has(obj.GetUID(), r.now()) || (r.goesWithOwner(obj, r.now()) && obj.GetDeletionTimestamp() == nil) {
+			// Deleted already, or the worker's garbage collector deletes it
+			// with its job copy; once it has, its finalizers may need help.
+			continue
 		}
-		found = true
 		if err := r.release(ctx, remote, obj); err != nil {
 			return false, fmt.Errorf("deleting %s %s: %w", obj.GetObjectKind().GroupVersionKind().Kind, obj.GetName(), err)
 		}
-		r.deleted.add(obj.GetUID(), r.now())
+		if obj.GetDeletionTimestamp() == nil {
+			// Only a delete of its own counts; one under way, helped along
+			// by dropping finalizers, was reported when it began.
+			found = true
+			r.deleted.add(obj.GetUID(), r.now())
+		}
 	}
 	return found, nil
 }
@@ -133,7 +139,19 @@ func (r *Reconciler) release(ctx context.Context, remote *cluster.Remote, obj cl
 	}
 	uid := obj.GetUID()
 	return client.IgnoreNotFound(remote.Client.Delete(ctx, obj, client.Preconditions{UID: &uid},
-		client.PropagationPolicy(metav1.DeletePropagationBackground)))
+		client.PropagationPolicy(r.propagation(obj))))
+}
+
+// propagation is how a remote object's dependents go with it. A job copy
+// is deleted in the foreground: it stays, marked deleted, until the
+// worker's garbage collector has deleted its pods, so that Courier counts
+// it gone only once nothing of it can run, even on a worker whose
+// controllers are down. Nothing else Courier copies owns pods.
+func (r *Reconciler) propagation(obj client.Object) metav1.DeletionPropagation {
+	if _, isJob := r.adapters[obj.GetObjectKind().GroupVersionKind().GroupKind()]; isJob {
+		return metav1.DeletePropagationForeground
+	}
+	return metav1.DeletePropagationBackground
 }
 
 // releasePatch is the JSON patch that removes Courier's and Kueue's holding

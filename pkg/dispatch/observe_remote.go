@@ -81,11 +81,15 @@ func (r *Reconciler) remoteState(ctx context.Context, remote *cluster.Remote, wl
 		case err != nil:
 			return rs, err
 		case r.deleted.has(copy.GetUID(), now):
+			// Deleted, with its pods first: until it is gone they may run.
+			rs.OldJob = true
 		case !jobCopyOf(copy, wl) || ofEarlierAdmission(copy, wl):
 			// A copy made for another Workload of a job of the same name,
 			// or for an admission before the last eviction.
-			rs.Stale = true
+			rs.Stale, rs.OldJob = true, true
 		default:
+			// A copy someone else is deleting still says how the job ended.
+			rs.OldJob = copy.GetDeletionTimestamp() != nil
 			rs.HasJob, rs.jobCopy = true, copy
 			rs.JobOutcome = job.adapter.Outcome(copy)
 			rs.FinalMirrored = r.finalMirrored.has(copy.GetUID(), now)
@@ -95,7 +99,7 @@ func (r *Reconciler) remoteState(ctx context.Context, remote *cluster.Remote, wl
 			}
 		}
 	}
-	if !rs.HasJob && rs.Workload == nil && !rs.Stale {
+	if !rs.HasJob && rs.Workload == nil && !rs.Stale && !rs.OldJob {
 		// What a job needs may outlive it, if the job went behind
 		// Courier's back; it goes too.
 		for _, gvk := range depKinds {

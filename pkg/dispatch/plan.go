@@ -79,6 +79,11 @@ type Remote struct {
 	// Stale: a copy of an earlier manager Workload of the same name is
 	// there; it must go.
 	Stale bool
+	// OldJob: a job copy that is being deleted, or that was made for an
+	// earlier admission or Workload, is still there. Its pods may run until
+	// it is gone (Courier deletes job copies in the foreground), so the job
+	// goes to no other worker before then.
+	OldJob bool
 	// Forward is what it takes to bring the manager job's changes to the
 	// job copy, and to undo hand edits there; set only on the placed
 	// worker, for a job that may be dispatched as it is.
@@ -87,7 +92,7 @@ type Remote struct {
 	jobCopy *unstructured.Unstructured
 }
 
-func (r Remote) holdsCopies() bool { return r.Workload != nil || r.HasJob || r.Stale }
+func (r Remote) holdsCopies() bool { return r.Workload != nil || r.HasJob || r.Stale || r.OldJob }
 
 // Health is a worker's connection, as far as dispatch cares.
 type Health struct {

@@ -144,6 +144,9 @@ func planPlaced(o Observed, c string) Plan {
 		}
 		return retry(courier.EventRemoteEvicted, fmt.Sprintf("Worker %q evicted the workload (%s); dispatching the workload again.", c, why))
 	}
+	if r.OldJob && !r.HasJob {
+		return retry(courier.EventRemoteEvicted, fmt.Sprintf("The job's copy on worker %q is being deleted; dispatching the workload again once it is gone.", c))
+	}
 	switch {
 	case !r.HasJob:
 		p.CreateJob = c

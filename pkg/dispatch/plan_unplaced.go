@@ -20,10 +20,12 @@ import (
 //     a misconfiguration: Pending, saying why, and nothing new goes out.
 //  3. A workload no worker's quota could ever hold: Rejected. One that
 //     waited longer than the policy's maxWaitTime: Retry, with why.
-//  4. The first copy a nominated worker admitted wins: the others go, the
+//  4. While a connected worker still holds an earlier copy of the job, or
+//     one being deleted, nothing is dispatched: it must go first.
+//  5. The first copy a nominated worker admitted wins: the others go, the
 //     winner is recorded, the job is created there, and the check turns
 //     Ready.
-//  5. Without a winner, the clusters the planner nominates (see
+//  6. Without a winner, the clusters the planner nominates (see
 //     pkg/placement: the policy's strategy, filter and score over the
 //     workers' capacity) get a copy; copies on other clusters go.
 func planUnplaced(o Observed) Plan {
@@ -53,10 +55,32 @@ func planUnplaced(o Observed) Plan {
 		return endAttempt(o, kueue.CheckStateRetry, courier.EventWaitedTooLong,
 			"No worker admitted the workload within the policy's maxWaitTime; requeueing it. "+o.Decision.Message)
 	}
+	if c := oldJobOn(o); c != "" {
+		p := pending(o, fmt.Sprintf("Waiting for worker %q to delete an earlier copy of the job and its pods before dispatching again.", c), nil)
+		p.Delete = withCopies(o.Remotes, "")
+		return p
+	}
 	if winner := firstAdmitted(o); winner != "" {
 		return planWinner(o, winner)
 	}
 	return planNominate(o)
+}
+
+// oldJobOn names the first connected worker that still holds a job copy
+// that is being deleted or is not this admission's, or "". Its pods may
+// run until it is gone, so the job goes nowhere before then; a worker out
+// of reach is left to the lost-worker policy.
+func oldJobOn(o Observed) string {
+	var on []string
+	for cluster, r := range o.Remotes {
+		if r.OldJob && o.Health[cluster].Connected {
+			on = append(on, cluster)
+		}
+	}
+	if len(on) == 0 {
+		return ""
+	}
+	return slices.Min(on)
 }
 
 // endAttempt ends this dispatch attempt: every copy goes and the check turns

@@ -1,0 +1,59 @@
+package dispatch
+
+import (
+	"testing"
+
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+
+	kueuetesting "github.com/courierdev/courier/pkg/testing/kueue"
+)
+
+// A deleted job copy whose pods still run, found by the soak
+// (docs/soak.md, finding 9): a worker's controllers died while its API
+// server was paused; Courier deleted its copies on its return and, counting
+// them gone once the API server took the delete, dispatched the jobs
+// elsewhere while the old pods, never collected, started. A job copy now
+// counts until it has disappeared, which, deleted in the foreground, is
+// after its pods.
+func TestPlanWaitsForOldJobCopies(t *testing.T) {
+	earlier := func() *kueuetesting.WorkloadWrapper { return local().Evicted("Preempted", 1) }
+	waiting := `Waiting for worker "a" to delete an earlier copy of the job and its pods before dispatching again.`
+	runPlanCases(t, map[string]struct {
+		o    Observed
+		want Plan
+	}{
+		"the earlier admission's job copy is being deleted: the placement holds": {
+			o: Observed{Workload: earlier().Obj(), Check: pendingCheck, Placement: &Placement{Cluster: "a"}, Evictions: 1,
+				Candidates: both, Health: connected, Remotes: map[string]Remote{"a": {OldJob: true}}},
+			want: Plan{Delete: []string{"a"},
+				Status: &StatusChange{State: kueue.CheckStatePending, Message: `Removing the copies an earlier admission left on worker "a" before dispatching again.`}},
+		},
+		"an old job copy on a connected worker: no winner elsewhere, the nomination is withdrawn": {
+			o: Observed{Workload: local().Nominated("b").Obj(), Check: pendingCheck, Candidates: both, Health: connected,
+				Remotes: map[string]Remote{"a": {OldJob: true, Stale: true}, "b": {Workload: copyOf().Admit(t0).Obj()}}},
+			want: Plan{Delete: []string{"a", "b"},
+				Status: &StatusChange{State: kueue.CheckStatePending, Message: waiting}},
+		},
+		"already waiting: nothing to write, the copies are deleted again": {
+			o: Observed{Workload: local().Obj(), Check: kueue.AdmissionCheckState{Name: check, State: kueue.CheckStatePending, Message: waiting},
+				Candidates: both, Health: connected, Remotes: map[string]Remote{"a": {OldJob: true}}},
+			want: Plan{Delete: []string{"a"}},
+		},
+		"an old job copy on a worker out of reach is left to the lost-worker policy": {
+			o: Observed{Workload: local().Nominated("b").Obj(), Check: pendingCheck, Candidates: both,
+				Health:  map[string]Health{"a": {}, "b": {Connected: true}},
+				Remotes: map[string]Remote{"a": {OldJob: true}, "b": {Workload: copyOf().Admit(t0).Obj()}}},
+			want: Plan{Delete: []string{"a"}, Record: &Placement{Cluster: "b"}, CreateJob: "b", Status: dispatched("b"), Events: []Event{dispatchedEvent("b")}},
+		},
+		"the placed worker's job copy is being deleted: Retry, and dispatch again once it is gone": {
+			o: Observed{Workload: local().ClusterName("a").Obj(), Check: readyCheck, Placement: &Placement{Cluster: "a"}, Health: connected,
+				Remotes: map[string]Remote{"a": {OldJob: true, Workload: copyOf().Admit(t0).Obj()}}},
+			want: retry("RemoteEvicted", `The job's copy on worker "a" is being deleted; dispatching the workload again once it is gone.`),
+		},
+		"a copy someone else deletes still mirrors how the job ended": {
+			o: Observed{Workload: local().ClusterName("a").Obj(), Check: readyCheck, Placement: &Placement{Cluster: "a"}, Health: connected,
+				Remotes: map[string]Remote{"a": {OldJob: true, HasJob: true, Workload: copyOf().Admit(t0).Obj()}}},
+			want: Plan{SyncJob: "a"},
+		},
+	})
+}
