@@ -17,19 +17,39 @@ import (
 
 // apiServerPID reads the PID kwokctl recorded for a cluster's API server.
 func apiServerPID(dir, cluster string) (int, error) {
-	matches, err := filepath.Glob(filepath.Join(dir, "kwok", cluster, "clusters", cluster, "pids", "kube-apiserver.pid"))
-	if err != nil || len(matches) == 0 {
-		return 0, fmt.Errorf("finding the kube-apiserver PID file of %s under %s: %v", cluster, filepath.Join(dir, "kwok", cluster), err)
-	}
-	data, err := os.ReadFile(matches[0])
+	return componentPID(dir, cluster, "kube-apiserver")
+}
+
+// componentPID reads the PID kwokctl recorded for one of a cluster's
+// components.
+func componentPID(dir, cluster, component string) (int, error) {
+	path := filepath.Join(dir, "kwok", cluster, "clusters", cluster, "pids", component+".pid")
+	data, err := os.ReadFile(path)
 	if err != nil {
-		return 0, fmt.Errorf("reading the kube-apiserver PID of %s: %w", cluster, err)
+		return 0, fmt.Errorf("reading the %s PID of %s: %w", component, cluster, err)
 	}
 	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
 	if err != nil {
-		return 0, fmt.Errorf("parsing the kube-apiserver PID of %s (%s): %w", cluster, matches[0], err)
+		return 0, fmt.Errorf("parsing the %s PID of %s (%s): %w", component, cluster, path, err)
 	}
 	return pid, nil
+}
+
+// ControllersDown names the controllers of a cluster that no longer run:
+// kube-controller-manager and kube-scheduler exit when a paused API server
+// keeps them from renewing their lease, at any time after it.
+func ControllersDown(dir, cluster string) ([]string, error) {
+	var down []string
+	for _, c := range []string{"kube-controller-manager", "kube-scheduler"} {
+		pid, err := componentPID(dir, cluster, c)
+		if err != nil {
+			return nil, err
+		}
+		if !(&Process{PID: pid}).alive() {
+			down = append(down, c)
+		}
+	}
+	return down, nil
 }
 
 // signalAPIServer sends sig to a cluster's API server.

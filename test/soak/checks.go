@@ -79,7 +79,9 @@ type interval struct {
 // runs returns when each copy and pod of a job ran: a copy from the time
 // it was seen unsuspended to the time it was seen terminal or deleted, a
 // pod from Running to Succeeded, Failed or deleted; one never stopped ends
-// at end.
+// at end. A pod's run is dated from its copy's start, if earlier: a pod
+// seen late, after a pause of its worker, belongs to the run its copy
+// began, not to a new one.
 func runs(j Job, end time.Time) []interval {
 	stop := func(ts ...time.Time) time.Time {
 		out := end
@@ -97,11 +99,36 @@ func runs(j Job, end time.Time) []interval {
 		}
 	}
 	for _, p := range j.Pods {
-		if !p.Running.IsZero() {
-			out = append(out, interval{p.Worker, "pod " + p.Pod, p.Running, stop(p.Ended)})
+		if p.Running.IsZero() {
+			continue
 		}
+		run := interval{p.Worker, "pod " + p.Pod, p.Running, stop(p.Ended)}
+		if c := copyOfPod(j.Copies, p); c != nil && !c.Started.IsZero() && c.Started.Before(run.start) {
+			run.what, run.start = fmt.Sprintf("pod %s of copy %s", p.Pod, c.UID), c.Started
+		}
+		out = append(out, run)
 	}
 	return out
+}
+
+// copyOfPod finds the copy a pod was made for: the last one created on its
+// worker before it, to the second the API server dates objects by, and not
+// deleted before it; nil if none is.
+func copyOfPod(copies []*Copy, p *PodRun) *Copy {
+	if p.Created.IsZero() {
+		return nil
+	}
+	var found *Copy
+	for _, c := range copies {
+		if c.Worker != p.Worker || c.Created.After(p.Created.Add(time.Second)) ||
+			(!c.Deleted.IsZero() && c.Deleted.Before(p.Created)) {
+			continue
+		}
+		if found == nil || c.Created.After(found.Created) {
+			found = c
+		}
+	}
+	return found
 }
 
 // checkOverlaps finds jobs that ran on two workers at once. An overlap is

@@ -80,6 +80,34 @@ func TestCheckOverlaps(t *testing.T) {
 			lost:    []lostWindow{{Worker: "w1", Start: at(5), End: at(55)}},
 			wantBad: 1,
 		},
+		// Finding 10 of docs/soak.md: the lost worker's pod was first seen
+		// Running after the pause, after the other worker's run began; it
+		// belongs to the run its copy began before.
+		"a lost worker's pod seen late belongs to its copy's earlier run": {
+			copies: []*Copy{
+				{Worker: "w1", UID: "a", Created: at(0), Started: at(1), Deleted: at(80)},
+				{Worker: "w2", UID: "b", Created: at(40), Started: at(41), Ended: at(60)},
+			},
+			pods:        []*PodRun{{Worker: "w1", Pod: "p1", Created: at(2), Running: at(50), Ended: at(80)}},
+			lost:        []lostWindow{{Worker: "w1", Start: at(5), End: at(75)}},
+			wantAllowed: 1,
+		},
+		"a pod of a copy deleted before the other run began still counts": {
+			copies: []*Copy{
+				{Worker: "w1", UID: "a", Created: at(0), Started: at(1), Deleted: at(20)},
+				{Worker: "w2", UID: "b", Created: at(30), Started: at(31), Ended: at(60)},
+			},
+			pods:    []*PodRun{{Worker: "w1", Pod: "p1", Created: at(2), Running: at(35), Ended: at(45)}},
+			wantBad: 1,
+		},
+		"a pod is not dated from a copy created after it": {
+			copies: []*Copy{
+				{Worker: "w1", UID: "a", Created: at(0), Started: at(1), Deleted: at(10)},
+				{Worker: "w1", UID: "c", Created: at(40), Started: at(41), Ended: at(60)},
+				{Worker: "w2", UID: "b", Created: at(12), Started: at(13), Ended: at(30)},
+			},
+			pods: []*PodRun{{Worker: "w1", Pod: "p1", Created: at(40), Running: at(42), Ended: at(60)}},
+		},
 		"a pause of another worker allows nothing": {
 			copies: []*Copy{
 				{Worker: "w1", UID: "a", Created: at(0), Started: at(1), Deleted: at(70)},

@@ -46,9 +46,18 @@ func secretKey(worker string) client.ObjectKey {
 	return client.ObjectKey{Namespace: localcluster.CourierNamespace, Name: worker + "-kubeconfig"}
 }
 
+// reviveEvery is how often a rotation waiting for its token makes sure the
+// worker's token controller runs.
+const reviveEvery = 10 * time.Second
+
 // rotate mints a new token for Courier on worker, puts it in the
-// kubeconfig Secret, and revokes the old one by deleting its Secret.
-func (c *credentials) rotate(ctx context.Context, worker string) (string, error) {
+// kubeconfig Secret, and revokes the old one by deleting its Secret. The
+// worker's controllers fill the token in: revive starts them again if they
+// exited.
+func (c *credentials) rotate(ctx context.Context, worker string, revive func() error) (string, error) {
+	if err := revive(); err != nil {
+		return "", err
+	}
 	wc := c.workers[worker]
 	c.mu.Lock()
 	old := c.tokens[worker]
@@ -62,7 +71,14 @@ func (c *credentials) rotate(ctx context.Context, worker string) (string, error)
 		return "", fmt.Errorf("creating a token Secret on %s: %w", worker, err)
 	}
 	var token []byte
+	revived := time.Now()
 	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		if time.Since(revived) > reviveEvery {
+			revived = time.Now()
+			if err := revive(); err != nil {
+				return false, err
+			}
+		}
 		if err := wc.Get(ctx, client.ObjectKeyFromObject(fresh), fresh); err != nil {
 			return false, nil
 		}

@@ -30,6 +30,8 @@ const (
 	// settleComponents is the wait, after an API server is back, before the
 	// components that exited without it are started again.
 	settleComponents = 3 * time.Second
+	// superviseEvery is how often the workers' controllers are looked at.
+	superviseEvery = 5 * time.Second
 	// findFor bounds the wait for a fault's subject: a copy to delete, a
 	// worker that holds jobs.
 	findFor = 90 * time.Second
@@ -89,11 +91,21 @@ func (in *injector) next() int {
 // error; the others go on.
 func (in *injector) runFaults(ctx context.Context, plan []Planned, start time.Time) []*Fault {
 	locks := map[string]*sync.Mutex{}
+	for _, w := range in.env.Workers {
+		locks[w] = &sync.Mutex{}
+	}
 	for _, p := range plan {
 		if locks[p.Target] == nil {
 			locks[p.Target] = &sync.Mutex{}
 		}
 	}
+	superviseCtx, stopSupervising := context.WithCancel(ctx)
+	supervised := make(chan struct{})
+	go func() {
+		defer close(supervised)
+		in.superviseControllers(superviseCtx, locks)
+	}()
+	defer func() { stopSupervising(); <-supervised }()
 	out := make([]*Fault, len(plan))
 	var wg sync.WaitGroup
 	for i, p := range plan {
@@ -124,6 +136,45 @@ func (in *injector) runFaults(ctx context.Context, plan []Planned, start time.Ti
 	}
 	wg.Wait()
 	return out
+}
+
+// superviseControllers starts again, as a kubelet restarts its static
+// pods, the controllers of a worker that exited after a pause, whenever no
+// fault holds that worker. Without it a worker whose controllers exit a
+// while after its API server came back runs no pod and collects no garbage
+// until the faults are over (docs/soak.md, findings 4, 7 and 9).
+func (in *injector) superviseControllers(ctx context.Context, locks map[string]*sync.Mutex) {
+	ticker := time.NewTicker(superviseEvery)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-ticker.C:
+		}
+		for _, w := range in.env.Workers {
+			if !locks[w].TryLock() {
+				continue // A fault holds it and restores it.
+			}
+			err := in.reviveControllers(w)
+			locks[w].Unlock()
+			if err != nil {
+				in.logf("Supervising the controllers of %s: %v", w, err)
+			}
+		}
+	}
+}
+
+// reviveControllers starts the worker's controllers again if they exited.
+func (in *injector) reviveControllers(worker string) error {
+	down, err := localcluster.ControllersDown(in.env.Dir, worker)
+	if err != nil || len(down) == 0 {
+		return err
+	}
+	in.logf("Starting %s on %s again", strings.Join(down, " and "), worker)
+	ctx, cancel := restoreContext()
+	defer cancel()
+	return localcluster.StartCluster(ctx, in.env.Dir, in.env.Bin, worker)
 }
 
 // inject runs one fault to its end, restoring what it broke even when ctx
@@ -170,7 +221,9 @@ func (in *injector) inject(ctx context.Context, p Planned) (string, error) {
 		}
 		return fmt.Sprintf("Kueue restarted as PID %d", proc.PID), nil
 	case SecretRotate:
-		return in.creds.rotate(ctx, w)
+		// The worker's token controller fills the new token; the fault
+		// holds the worker, so the supervisor does not look after it.
+		return in.creds.rotate(ctx, w, func() error { return in.reviveControllers(w) })
 	case SecretBroken:
 		return in.creds.breakFor(ctx, w, brokenFor)
 	case RemoteDelete:

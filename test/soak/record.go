@@ -37,12 +37,14 @@ type Copy struct {
 	Status string `json:"status"`
 }
 
-// PodRun is one pod of a job on a worker: when it was first seen Running
-// and when it stopped (Succeeded, Failed, or deleted).
+// PodRun is one pod of a job on a worker: when it was created (the API
+// server's clock, to the second), first seen Running, and stopped
+// (Succeeded, Failed, or deleted).
 type PodRun struct {
 	Worker  string    `json:"worker"`
 	Pod     string    `json:"pod"`
 	UID     types.UID `json:"uid"`
+	Created time.Time `json:"created,omitzero"`
 	Running time.Time `json:"running,omitzero"`
 	Ended   time.Time `json:"ended,omitzero"`
 }
@@ -233,7 +235,7 @@ func (r *recorder) workerPod(worker string, pod *corev1.Pod, deleted bool, at ti
 			}
 		}
 		if p == nil {
-			p = &PodRun{Worker: worker, Pod: pod.Name, UID: pod.UID}
+			p = &PodRun{Worker: worker, Pod: pod.Name, UID: pod.UID, Created: pod.CreationTimestamp.Time}
 			j.Pods = append(j.Pods, p)
 		}
 		if p.Running.IsZero() && pod.Status.Phase == corev1.PodRunning {
