@@ -17,6 +17,7 @@ import (
 
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -37,6 +38,10 @@ const (
 type Adapter interface {
 	// GVK is the kind the adapter handles.
 	GVK() schema.GroupVersionKind
+	// DeletePropagation is how a deleted copy's dependents go: in the
+	// foreground, so that the copy outlives its pods, unless the kind's
+	// controller keeps making dependents for a copy being deleted.
+	DeletePropagation() metav1.DeletionPropagation
 	// ManagedBy returns the dot-separated path of the kind's managedBy
 	// field and the value that hands a manager-side job to Courier.
 	ManagedBy() (path, value string)
@@ -144,6 +149,10 @@ type kindAdapter struct {
 	// copies need no finalizer of Courier's to keep their final status
 	// readable, and go with one delete.
 	unheld bool
+	// remakesDependents: the kind's controller keeps creating dependents
+	// of a job being deleted, so that a delete in the foreground would not
+	// end.
+	remakesDependents bool
 }
 
 // New returns the generic adapter for a kind, with the rules of
@@ -159,6 +168,14 @@ func New(k Kind) Adapter {
 
 // GVK implements Adapter.
 func (k *kindAdapter) GVK() schema.GroupVersionKind { return k.Kind.GVK }
+
+// DeletePropagation implements Adapter.
+func (k *kindAdapter) DeletePropagation() metav1.DeletionPropagation {
+	if k.remakesDependents {
+		return metav1.DeletePropagationBackground
+	}
+	return metav1.DeletePropagationForeground
+}
 
 func (k *kindAdapter) managedByPath() []string { return strings.Split(k.ManagedByPath, ".") }
 

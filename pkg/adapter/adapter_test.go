@@ -417,3 +417,30 @@ func TestOutcome(t *testing.T) {
 		})
 	}
 }
+
+func TestDeletePropagation(t *testing.T) {
+	cases := map[string]struct {
+		a    Adapter
+		want metav1.DeletionPropagation
+	}{
+		"a batch Job goes after its pods": {
+			a:    New(Kind{GVK: schema.GroupVersionKind{Group: "batch", Version: "v1", Kind: "Job"}}),
+			want: metav1.DeletePropagationForeground,
+		},
+		"any other external kind too": {
+			a:    New(Kind{GVK: schema.GroupVersionKind{Group: "example.com", Version: "v1", Kind: "Widget"}}),
+			want: metav1.DeletePropagationForeground,
+		},
+		"a TrainJob, whose JobSet Trainer makes again while it is deleted, goes at once": {
+			a:    NewTrainJob(),
+			want: metav1.DeletePropagationBackground,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, tc.a.DeletePropagation()); diff != "" {
+				t.Errorf("DeletePropagation() (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -36,6 +36,11 @@ func NewTrainJob() Adapter {
 		activity: []string{"jobsStatus"},
 		// Trainer deletes a TrainJob's JobSet, never the TrainJob itself.
 		unheld: true,
+		// Trainer (v2.3.0) applies the JobSet of any unfinished TrainJob,
+		// one being deleted too: in the foreground, its garbage collector
+		// and Trainer take turns deleting and re-creating the JobSet, and
+		// the delete may not end (seen in the e2e suite).
+		remakesDependents: true,
 		check: func(job *unstructured.Unstructured) field.ErrorList {
 			patches, err := runtimePatches(job)
 			if err != nil {

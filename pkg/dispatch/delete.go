@@ -143,13 +143,14 @@ func (r *Reconciler) release(ctx context.Context, remote *cluster.Remote, obj cl
 }
 
 // propagation is how a remote object's dependents go with it. A job copy
-// is deleted in the foreground: it stays, marked deleted, until the
-// worker's garbage collector has deleted its pods, so that Courier counts
-// it gone only once nothing of it can run, even on a worker whose
-// controllers are down. Nothing else Courier copies owns pods.
+// is deleted in the foreground where its kind allows (see
+// adapter.DeletePropagation): it stays, marked deleted, until the worker's
+// garbage collector has deleted its pods, so that Courier counts it gone
+// only once nothing of it can run, even on a worker whose controllers are
+// down. Nothing else Courier copies owns pods.
 func (r *Reconciler) propagation(obj client.Object) metav1.DeletionPropagation {
-	if _, isJob := r.adapters[obj.GetObjectKind().GroupVersionKind().GroupKind()]; isJob {
-		return metav1.DeletePropagationForeground
+	if a, isJob := r.adapters[obj.GetObjectKind().GroupVersionKind().GroupKind()]; isJob {
+		return a.DeletePropagation()
 	}
 	return metav1.DeletePropagationBackground
 }

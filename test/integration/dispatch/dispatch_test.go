@@ -12,7 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/rand"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
@@ -242,21 +241,21 @@ var _ = Describe("Dispatching a TrainJob", func() {
 		}).Should(Succeed())
 	})
 
-	It("dispatches again only once the earlier copy's dependents are gone from its worker", func(ctx context.Context) {
+	It("dispatches again only once the earlier job copy has disappeared from its worker", func(ctx context.Context) {
 		first, second := env.Workers[0], env.Workers[1]
 		tj := trainJob(ns).Obj()
 		wl := dispatchTo(ctx, tj, first)
-		remote := expectTrainJobOnlyOn(ctx, tj, first)
+		expectTrainJobOnlyOn(ctx, tj, first)
 
-		By("giving the copy a dependent that stands for its pods, held by a finalizer as a worker whose controllers are down would hold them")
-		pods := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{
-			Name: tj.Name + "-pods", Namespace: ns, Finalizers: []string{"test.courier.dev/hold"},
-			OwnerReferences: []metav1.OwnerReference{{APIVersion: trainer.SchemeGroupVersion.String(), Kind: trainer.TrainJobKind,
-				Name: remote.Name, UID: remote.UID, Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}},
-		}}
-		Expect(first.Client.Create(ctx, pods)).To(Succeed())
+		By("holding the copy with a finalizer, as a worker whose controllers are down holds a copy deleted in the foreground")
+		Eventually(func(g Gomega) {
+			copy := kueuesim.Read(ctx, g, first, tj)
+			g.Expect(copy).NotTo(BeNil())
+			copy.Finalizers = append(copy.Finalizers, "test.courier.dev/hold")
+			g.Expect(first.Client.Update(ctx, copy)).To(Succeed())
+		}).Should(Succeed())
 
-		By("evicting it on the manager: the copy is deleted in the foreground and stays while its dependent does")
+		By("evicting it on the manager: the copy is deleted, and while it is there the job goes nowhere else")
 		sim.EvictAndRequeue(ctx, wl)
 		sim.ReserveQuota(ctx, wl)
 		sim.ExpectCheck(ctx, wl, kueue.CheckStatePending, `Removing the copies an earlier admission left on worker "`+first.Name+`"`)
@@ -264,19 +263,18 @@ var _ = Describe("Dispatching a TrainJob", func() {
 			copy := kueuesim.Read(ctx, g, first, tj)
 			g.Expect(copy).NotTo(BeNil())
 			g.Expect(copy.DeletionTimestamp).NotTo(BeNil())
-			g.Expect(copy.Finalizers).To(ContainElement(metav1.FinalizerDeleteDependents))
 		}).Should(Succeed())
 		Consistently(func(g Gomega) {
 			g.Expect(kueuesim.Read(ctx, g, second, wl)).To(BeNil(), "a copy on the other worker")
 			g.Expect(kueuesim.Read(ctx, g, second, tj)).To(BeNil(), "the job on the other worker")
 		}).WithTimeout(3 * time.Second).Should(Succeed())
 
-		By("dispatching it again once the dependent, and so the copy, are gone")
+		By("dispatching it again once the copy is gone")
 		Eventually(func(g Gomega) {
-			held := kueuesim.Read(ctx, g, first, pods)
-			g.Expect(held).NotTo(BeNil())
-			held.Finalizers = nil
-			g.Expect(first.Client.Update(ctx, held)).To(Succeed())
+			copy := kueuesim.Read(ctx, g, first, tj)
+			g.Expect(copy).NotTo(BeNil())
+			copy.Finalizers = nil
+			g.Expect(first.Client.Update(ctx, copy)).To(Succeed())
 		}).Should(Succeed())
 		expectCopies(ctx, wl, first, second)
 		kueuesim.AdmitOn(ctx, second, wl)
