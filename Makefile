@@ -190,6 +190,15 @@ bench-scale: build test-binaries ## Measure Courier's own cost per dispatch at s
 bench-stack: e2e-binaries build ## Measure placement with the real Kueue, Trainer and JobSet: jobs per worker, requests to workers per workload; BENCH_ARGS passes flags (courier-bench stack -h).
 	go run ./cmd/courier-bench stack $(BENCH_ARGS)
 
+BENCH_DIR := $(ROOT)/_output/bench-compare
+
+.PHONY: bench
+bench: e2e-binaries build ## Compare Courier with MultiKueue v0.19.1, as released and with worker QPS 1000, on the same clusters and loads (docs/performance.md); WORKERS=3 for 3 workers; BENCH_ARGS passes flags, --smoke for a short run (courier-bench compare -h).
+	hack/build-kueue-multikueue-qps.sh
+	@# A comparison interrupted hard leaves its environment up; stop it by PID first.
+	@$(COURIER_LOCAL) down --dir $(BENCH_DIR) --bin $(BIN) >/dev/null 2>&1 || true
+	go run ./cmd/courier-bench compare --dir $(BENCH_DIR) --bin $(BIN) --workers $(or $(WORKERS),2) $(BENCH_ARGS)
+
 ##@ Reliability
 
 SOAK_DIR := $(ROOT)/_output/soak-env

@@ -2,8 +2,10 @@
 // `courier-bench scale` measures Courier's own cost per dispatch over a
 // matrix of workers and pending workloads (make bench-scale); `courier-bench
 // stack` measures placement on local clusters with the real Kueue, Trainer
-// and JobSet (make bench-stack); `courier-bench soak` runs the
-// fault-injection soak (make soak, make soak-short). It exits non-zero when
+// and JobSet (make bench-stack); `courier-bench compare` runs Courier and
+// MultiKueue through the same loads on the same clusters (make bench);
+// `courier-bench soak` runs the fault-injection soak (make soak, make
+// soak-short). It exits non-zero when
 // a benchmark could not run, and when a soak invariant fails; benchmark
 // targets missed are printed as FAIL.
 package main
@@ -43,9 +45,10 @@ type subcommand struct {
 }
 
 var subcommands = map[string]subcommand{
-	"scale": {"Courier's own CPU, memory and API requests per dispatch, throughput and latency, for W workers and N pending workloads", runScale},
-	"stack": {"placement with the real Kueue, Trainer and JobSet: jobs per worker, and requests to workers per workload", runStack},
-	"soak":  {"TrainJobs and batch Jobs under a seeded schedule of faults on a manager and 3 workers, then the exactly-once invariants", runSoak},
+	"scale":   {"Courier's own CPU, memory and API requests per dispatch, throughput and latency, for W workers and N pending workloads", runScale},
+	"stack":   {"placement with the real Kueue, Trainer and JobSet: jobs per worker, and requests to workers per workload", runStack},
+	"soak":    {"TrainJobs and batch Jobs under a seeded schedule of faults on a manager and 3 workers, then the exactly-once invariants", runSoak},
+	"compare": {"Courier against Kueue's MultiKueue v0.19.1, as released and with worker QPS 1000, through the same loads on the same local clusters", runCompare},
 }
 
 func run() error {

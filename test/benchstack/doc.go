@@ -8,4 +8,12 @@
 // placement targets: how the jobs split between the workers, and how many
 // requests, and writes, each costs the workers. `courier-bench stack`
 // (make bench-stack) runs it.
+//
+// Compare (`courier-bench compare`, make bench) runs the same loads through
+// Courier and through Kueue's own MultiKueue, as released and with its
+// worker clients at 1,000 QPS (hack/kueue-multikueue-qps.patch), one after
+// the other on the same clusters: the ClusterQueue is pointed at each
+// system's AdmissionCheck in turn, after the previous phase drained. Both
+// reach the workers as the same ServiceAccount, so that the workers' audit
+// logs count their requests alike; /proc gives every process's CPU.
 package benchstack

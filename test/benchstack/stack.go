@@ -65,17 +65,11 @@ func (o Options) validate() error {
 // Keep, on failure and cancellation too. It returns an error only when the
 // benchmark could not be carried out; targets missed are printed as FAIL.
 func Run(ctx context.Context, opts Options, out io.Writer) (err error) {
-	if opts.Dir, err = filepath.Abs(opts.Dir); err != nil {
-		return err
-	}
-	if opts.Bin, err = filepath.Abs(opts.Bin); err != nil {
+	if err := prepareDirs(&opts.Dir, &opts.Bin, opts.OutDir); err != nil {
 		return err
 	}
 	if err := opts.validate(); err != nil {
 		return err
-	}
-	if err := os.MkdirAll(opts.OutDir, 0o755); err != nil {
-		return fmt.Errorf("creating output folder: %w", err)
 	}
 	courierBin := filepath.Join(opts.Bin, "courier")
 	fmt.Fprintf(out, "courier-bench stack: %d one-GPU TrainJobs at %g/s on a manager and %d workers of %dx%d GPUs, real Kueue, Trainer and JobSet\n",
@@ -151,6 +145,22 @@ func copyFile(from, to string) error {
 	}
 	if err := os.WriteFile(to, data, 0o644); err != nil {
 		return fmt.Errorf("copying Courier's log: %w", err)
+	}
+	return nil
+}
+
+// prepareDirs makes the environment and binaries folders absolute, since
+// processes started elsewhere read them, and creates the output folder.
+func prepareDirs(dir, bin *string, out string) error {
+	var err error
+	if *dir, err = filepath.Abs(*dir); err != nil {
+		return fmt.Errorf("resolving %s: %w", *dir, err)
+	}
+	if *bin, err = filepath.Abs(*bin); err != nil {
+		return fmt.Errorf("resolving %s: %w", *bin, err)
+	}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return fmt.Errorf("creating output folder: %w", err)
 	}
 	return nil
 }

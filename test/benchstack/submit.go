@@ -61,16 +61,21 @@ func submit(ctx context.Context, c client.Client, names []string, run string, ra
 // create creates the job, trying again on errors other than a refusal; a
 // job that exists was created by an attempt whose answer was lost.
 func create(ctx context.Context, c client.Client, tj *trainer.TrainJob) error {
+	return createObject(ctx, c, tj)
+}
+
+// createObject creates any job as create does.
+func createObject(ctx context.Context, c client.Client, obj client.Object) error {
 	var err error
 	for attempt := range createAttempts {
 		if attempt > 0 {
 			select {
 			case <-time.After(time.Second):
 			case <-ctx.Done():
-				return fmt.Errorf("submitting TrainJob %s: %w", tj.Name, ctx.Err())
+				return fmt.Errorf("submitting %s: %w", obj.GetName(), ctx.Err())
 			}
 		}
-		err = c.Create(ctx, tj.DeepCopy())
+		err = c.Create(ctx, obj.DeepCopyObject().(client.Object))
 		if err == nil || apierrors.IsAlreadyExists(err) {
 			return nil
 		}
@@ -78,5 +83,5 @@ func create(ctx context.Context, c client.Client, tj *trainer.TrainJob) error {
 			break
 		}
 	}
-	return fmt.Errorf("submitting TrainJob %s: %w", tj.Name, err)
+	return fmt.Errorf("submitting %s: %w", obj.GetName(), err)
 }

@@ -26,6 +26,9 @@ type Options struct {
 	Workers int
 	// GPUNodes and GPUsPerNode size each worker's simulated nodes.
 	GPUNodes, GPUsPerNode int
+	// AuditWorkers has the workers' API servers log WorkerUser's requests
+	// (AuditLog), for benchmarks that count them.
+	AuditWorkers bool
 }
 
 // Env is a running local environment.
@@ -106,7 +109,15 @@ func Up(ctx context.Context, opts Options, logf func(string, ...any)) (env *Env,
 	// Each takes a few seconds.
 	for _, name := range clusters {
 		logf("Starting cluster %s", name)
-		kubeconfig, err := k.create(ctx, name, "--config", stages)
+		args := []string{"--config", stages}
+		if opts.AuditWorkers && name != env.Manager {
+			policy, err := writeAuditPolicy(opts.Dir)
+			if err != nil {
+				return nil, err
+			}
+			args = append(args, "--kube-audit-policy", policy)
+		}
+		kubeconfig, err := k.create(ctx, name, args...)
 		if err != nil {
 			return nil, err
 		}

@@ -1,0 +1,91 @@
+package benchstack
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/courierdev/courier/test/benchreport"
+)
+
+func TestSummarizeJobs(t *testing.T) {
+	t0 := time.Date(2026, 11, 24, 4, 0, 0, 0, time.UTC)
+	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
+	on := func(workers ...string) map[string]map[types.UID]bool {
+		out := map[string]map[types.UID]bool{}
+		for _, w := range workers {
+			out[w] = map[types.UID]bool{"u": true}
+		}
+		return out
+	}
+	type want struct {
+		Throughput, ThroughputSeconds float64
+		QuotaToReady, ReadyToComplete benchreport.Percentiles
+		Finished                      map[string]int
+		Invariants                    Invariants
+		Samples                       Samples
+	}
+	cases := map[string]struct {
+		jobs []phaseJob
+		want want
+	}{
+		"throughput from the first quota reserved to the last check Ready": {
+			jobs: []phaseJob{
+				{submitted: at(0), quotaReserved: at(1), checkReady: at(2), final: at(4), finished: at(4), reason: "Succeeded", copies: on("w1")},
+				{submitted: at(0), quotaReserved: at(2), checkReady: at(5), final: at(6), finished: at(6), reason: "Succeeded", copies: on("w2")},
+			},
+			want: want{Throughput: 0.5, ThroughputSeconds: 4,
+				QuotaToReady:    benchreport.Percentiles{P50: 1, P95: 3, P99: 3, Max: 3},
+				ReadyToComplete: benchreport.Percentiles{P50: 1, P95: 2, P99: 2, Max: 2},
+				Finished:        map[string]int{"Succeeded": 2},
+				Invariants:      Invariants{FinishedNeverReady: []string{}, FinalStatusMissing: []string{}, OnTwoWorkers: []string{}},
+				Samples:         Samples{QuotaToReady: []float64{1, 3}, ReadyAt: []float64{1, 4}}},
+		},
+		"each invariant broken once": {
+			jobs: []phaseJob{
+				{submitted: at(0), quotaReserved: at(1), finished: at(3), final: at(3), reason: "Failed", copies: on("w1")},
+				{submitted: at(0), quotaReserved: at(1), checkReady: at(2), finished: at(3), reason: "Succeeded", copies: on("w1", "w2")},
+			},
+			want: want{Throughput: 1, ThroughputSeconds: 1,
+				QuotaToReady: benchreport.Percentiles{P50: 1, P95: 1, P99: 1, Max: 1},
+				Finished:     map[string]int{"Failed": 1, "Succeeded": 1},
+				Invariants:   Invariants{FinishedNeverReady: []string{"a"}, FinalStatusMissing: []string{"b"}, OnTwoWorkers: []string{"b"}},
+				Samples:      Samples{QuotaToReady: []float64{1}, ReadyAt: []float64{1}}},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			res := &PhaseResult{}
+			summarizeJobs(res, []string{"a", "b"}, tc.jobs)
+			got := want{res.Throughput, res.ThroughputSeconds, res.QuotaToReady, res.ReadyToComplete, res.Finished, res.Invariants, res.Samples}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("summary (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestCPUShares(t *testing.T) {
+	cases := map[string]struct {
+		seconds map[string]float64
+		want    []ProcessCPU
+	}{
+		"largest first, of the machine and of the stack": {
+			seconds: map[string]float64{"kueue": 2, "apiserver": 6, "idle": 0},
+			want: []ProcessCPU{
+				{Name: "apiserver", CPUSeconds: 6, Machine: 0.3, Stack: 0.75},
+				{Name: "kueue", CPUSeconds: 2, Machine: 0.1, Stack: 0.25},
+				{Name: "idle"},
+			},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, cpuShares(tc.seconds, 10, 2)); diff != "" {
+				t.Errorf("shares (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

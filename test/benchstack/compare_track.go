@@ -1,0 +1,204 @@
+package benchstack
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"time"
+
+	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+
+	"github.com/courierdev/courier/test/localcluster"
+)
+
+// phaseJob is what one phase saw of one job, each time the first time it
+// was seen.
+type phaseJob struct {
+	submitted     time.Time
+	quotaReserved time.Time
+	checkReady    time.Time
+	finished      time.Time
+	reason        string
+	// final is when the manager job was first seen Complete or Failed.
+	final time.Time
+	// copies are the job's copies seen on each worker, by UID: true once
+	// deleted.
+	copies map[string]map[types.UID]bool
+}
+
+// phaseTracker records, from informers, what became of each job of one
+// phase. The times are when the informers saw each change, to the
+// millisecond, where the objects' own times count seconds.
+type phaseTracker struct {
+	mu     sync.Mutex
+	prefix string
+	check  string
+	jobs   map[string]*phaseJob
+}
+
+func newPhaseTracker(prefix, check string) *phaseTracker {
+	return &phaseTracker{prefix: prefix, check: check, jobs: map[string]*phaseJob{}}
+}
+
+func (t *phaseTracker) job(name string) *phaseJob {
+	j := t.jobs[name]
+	if j == nil {
+		j = &phaseJob{copies: map[string]map[types.UID]bool{}}
+		t.jobs[name] = j
+	}
+	return j
+}
+
+func (t *phaseTracker) submitted(name string, at time.Time) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.job(name).submitted = at
+}
+
+func setOnce(t *time.Time, at time.Time) {
+	if t.IsZero() {
+		*t = at
+	}
+}
+
+// managerWorkload records quota reserved, the check Ready and Finished.
+func (t *phaseTracker) managerWorkload(wl *kueue.Workload, at time.Time) {
+	ref := metav1.GetControllerOf(wl)
+	if ref == nil || !strings.HasPrefix(ref.Name, t.prefix) {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	j := t.job(ref.Name)
+	if meta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadQuotaReserved) {
+		setOnce(&j.quotaReserved, at)
+	}
+	for _, c := range wl.Status.AdmissionChecks {
+		if string(c.Name) == t.check && c.State == kueue.CheckStateReady {
+			setOnce(&j.checkReady, at)
+		}
+	}
+	if c := meta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadFinished); c != nil && c.Status == metav1.ConditionTrue && j.finished.IsZero() {
+		j.finished, j.reason = at, c.Reason
+	}
+}
+
+// managerJob records the manager job's final status: a TrainJob or a
+// batch Job Complete or Failed.
+func (t *phaseTracker) managerJob(obj client.Object, at time.Time) {
+	if !strings.HasPrefix(obj.GetName(), t.prefix) || !isFinal(obj) {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	setOnce(&t.job(obj.GetName()).final, at)
+}
+
+func isFinal(obj client.Object) bool {
+	switch o := obj.(type) {
+	case *trainer.TrainJob:
+		return meta.IsStatusConditionTrue(o.Status.Conditions, trainer.TrainJobComplete) ||
+			meta.IsStatusConditionTrue(o.Status.Conditions, trainer.TrainJobFailed)
+	case *batchv1.Job:
+		for _, c := range o.Status.Conditions {
+			if (c.Type == batchv1.JobComplete || c.Type == batchv1.JobFailed) && c.Status == corev1.ConditionTrue {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// workerJob records a job's copy on a worker, or its deletion. Both
+// dispatchers keep the job's name.
+func (t *phaseTracker) workerJob(worker string, obj client.Object, deleted bool) {
+	if !strings.HasPrefix(obj.GetName(), t.prefix) {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	j := t.job(obj.GetName())
+	if j.copies[worker] == nil {
+		j.copies[worker] = map[types.UID]bool{}
+	}
+	j.copies[worker][obj.GetUID()] = j.copies[worker][obj.GetUID()] || deleted
+}
+
+// snapshot copies the records of the named jobs, for a summary.
+func (t *phaseTracker) snapshot(names []string) []phaseJob {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	out := make([]phaseJob, 0, len(names))
+	for _, n := range names {
+		j := t.job(n)
+		c := *j
+		c.copies = map[string]map[types.UID]bool{}
+		for w, uids := range j.copies {
+			c.copies[w] = map[types.UID]bool{}
+			for u, d := range uids {
+				c.copies[w][u] = d
+			}
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// counts returns how many of the named jobs are Finished, have their final
+// status on the manager, and have copies not yet deleted.
+func (t *phaseTracker) counts(names []string) (finished, final, live int) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, n := range names {
+		j := t.job(n)
+		if !j.finished.IsZero() {
+			finished++
+		}
+		if !j.final.IsZero() {
+			final++
+		}
+		for _, uids := range j.copies {
+			for _, deleted := range uids {
+				if !deleted {
+					live++
+				}
+			}
+		}
+	}
+	return finished, final, live
+}
+
+// watchPhase starts informers feeding t until ctx ends: the manager's
+// Workloads and the run's jobs, and the jobs on every worker.
+func watchPhase(ctx context.Context, env *localcluster.Env, run labels.Selector, t *phaseTracker) error {
+	err := env.Inform(ctx, env.Manager, map[client.Object]cache.ByObject{
+		&kueue.Workload{}:   {},
+		&trainer.TrainJob{}: {Label: run},
+		&batchv1.Job{}:      {Label: run},
+	}, func(obj client.Object, _ bool) {
+		if wl, ok := obj.(*kueue.Workload); ok {
+			t.managerWorkload(wl, time.Now())
+			return
+		}
+		t.managerJob(obj, time.Now())
+	})
+	if err != nil {
+		return err
+	}
+	for _, w := range env.Workers {
+		if err := env.Inform(ctx, w, map[client.Object]cache.ByObject{&trainer.TrainJob{}: {}, &batchv1.Job{}: {}},
+			func(obj client.Object, deleted bool) { t.workerJob(w, obj, deleted) }); err != nil {
+			return err
+		}
+	}
+	return nil
+}

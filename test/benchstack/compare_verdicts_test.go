@@ -1,0 +1,89 @@
+package benchstack
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/courierdev/courier/test/benchreport"
+)
+
+func TestCompareVerdicts(t *testing.T) {
+	phase := func(system, load string, jobs int, rate, p95, throughput, requests, cpuMs float64, inv Invariants) PhaseResult {
+		p := PhaseResult{System: system, SystemLabel: Systems[system].Label, Load: load, Jobs: jobs, Rate: rate, Throughput: throughput,
+			QuotaToReady: benchreport.Percentiles{P95: p95}, Invariants: inv, Dispatcher: DispatcherCost{CPUMsPerWorkload: cpuMs}}
+		p.Requests.PerWorkload.ForWorkloads = requests
+		return p
+	}
+	statuses := func(vs []benchreport.Verdict) []string {
+		var out []string
+		for _, v := range vs {
+			out = append(out, v.Status+" "+v.Target)
+		}
+		return out
+	}
+	cases := map[string]struct {
+		phases []PhaseResult
+		want   []string
+	}{
+		"Courier ahead on every target": {
+			phases: []PhaseResult{
+				phase(SystemCourier, "burst-1000", 1000, 0, 5, 4.2, 3, 8, Invariants{}),
+				phase(SystemMultiKueue, "burst-1000", 1000, 0, 74, 1.25, 23, 20, Invariants{}),
+				phase(SystemMultiKueueQPS, "burst-1000", 1000, 0, 26, 2.2, 39, 30, Invariants{}),
+				phase(SystemCourier, "burst-500", 500, 0, 5, 4, 3, 8, Invariants{}),
+				phase(SystemMultiKueueQPS, "burst-500", 500, 0, 5, 4, 3, 8, Invariants{}),
+				phase(SystemCourier, "rate-1", 200, 1, 1, 1, 3, 8, Invariants{}),
+				phase(SystemMultiKueue, "rate-1", 200, 1, 10, 1, 23, 8, Invariants{}),
+				phase(SystemMultiKueueQPS, "rate-1", 200, 1, 6, 1, 23, 8, Invariants{}),
+				func() PhaseResult {
+					p := phase(SystemCourier, "batch-jobs-2000", 2000, 0, 5, 0.1, 3, 8, Invariants{})
+					p.Batch = true
+					return p
+				}(),
+			},
+			want: []string{
+				"PASS rate-1: Courier's p95 quota reserved → check Ready ≤ 1/5 of the faster MultiKueue's",
+				"PASS burst-1000: Courier's throughput ≥ 1.5× the faster MultiKueue's",
+				"PASS Courier ≤ 4 requests (gets and writes) to the workers per workload",
+				"PASS Courier ≤ 10 ms CPU per workload",
+				"PASS Courier (defaults, BestFit): no invariant broken",
+				"PASS MultiKueue v0.19.1: no invariant broken",
+				"PASS MultiKueue v0.19.1 + worker QPS 1000 (kueue#15206): no invariant broken",
+			},
+		},
+		"the faster MultiKueue is the one compared, and broken invariants fail": {
+			phases: []PhaseResult{
+				phase(SystemCourier, "burst-40", 40, 0, 5, 3, 5, 12, Invariants{OnTwoWorkers: []string{"j"}}),
+				phase(SystemMultiKueue, "burst-40", 40, 0, 20, 1, 23, 20, Invariants{}),
+				phase(SystemMultiKueueQPS, "burst-40", 40, 0, 20, 2.5, 39, 20, Invariants{}),
+			},
+			want: []string{
+				"SKIP at a steady rate: Courier's p95 ≤ 1/5 of the faster MultiKueue's",
+				"FAIL burst-40: Courier's throughput ≥ 1.5× the faster MultiKueue's",
+				"FAIL Courier ≤ 4 requests (gets and writes) to the workers per workload",
+				"FAIL Courier ≤ 10 ms CPU per workload",
+				"FAIL Courier (defaults, BestFit): no invariant broken",
+				"PASS MultiKueue v0.19.1: no invariant broken",
+				"PASS MultiKueue v0.19.1 + worker QPS 1000 (kueue#15206): no invariant broken",
+			},
+		},
+		"Courier alone": {
+			phases: []PhaseResult{phase(SystemCourier, "rate-1", 20, 1, 1, 1, 3, 5, Invariants{})},
+			want: []string{
+				"SKIP rate-1: Courier's p95 quota reserved → check Ready ≤ 1/5 of the faster MultiKueue's",
+				"SKIP at the largest burst: Courier's throughput ≥ 1.5× the faster MultiKueue's",
+				"PASS Courier ≤ 4 requests (gets and writes) to the workers per workload",
+				"PASS Courier ≤ 10 ms CPU per workload",
+				"PASS Courier (defaults, BestFit): no invariant broken",
+			},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, statuses(compareVerdicts(tc.phases))); diff != "" {
+				t.Errorf("verdicts (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
