@@ -16,7 +16,7 @@ import (
 // applies it, and touches only the files it should.
 func TestKueuePatchApplies(t *testing.T) {
 	if _, err := exec.LookPath("patch"); err != nil {
-		t.Skip("no patch command")
+		t.Fatalf("finding the patch command (.ci/run installs it): %v", err)
 	}
 	root, err := filepath.Abs("../..")
 	if err != nil {
@@ -29,7 +29,8 @@ func TestKueuePatchApplies(t *testing.T) {
 	}
 	src := filepath.Join(strings.TrimSpace(string(modCache)), "sigs.k8s.io", "kueue@"+version)
 	if _, err := os.Stat(src); err != nil {
-		t.Skipf("Kueue %s is not in the module cache: %v", version, err)
+		// This package imports Kueue, so building its tests downloaded it.
+		t.Fatalf("finding Kueue %s in the module cache: %v", version, err)
 	}
 	cases := map[string]struct {
 		patch     string
