@@ -103,14 +103,8 @@ func runScale(ctx context.Context, args []string) error {
 	courierConfig := fs.String("courier-config", "", `YAML added to Courier's Configuration, such as "dispatchConcurrency: 64".`)
 	var courierArgs stringList
 	fs.Var(&courierArgs, "courier-arg", "An argument added to Courier's command line, such as --zap-log-level=4; repeat for more.")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
+	if help, err := parse(fs, args); help || err != nil {
 		return err
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
 	ws, err := intList("workers", *workers)
 	if err != nil {
@@ -136,6 +130,21 @@ func runScale(ctx context.Context, args []string) error {
 	}, os.Stdout)
 }
 
+// parse parses a subcommand's flags; help is set when -h asked for its
+// usage, which the flag set has printed.
+func parse(fs *flag.FlagSet, args []string) (help bool, err error) {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return true, nil
+		}
+		return false, err
+	}
+	if fs.NArg() > 0 {
+		return false, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	return false, nil
+}
+
 func runStack(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("stack", flag.ContinueOnError)
 	dir := fs.String("dir", "_output/bench-stack", "Folder of the environment the benchmark brings up and down: kubeconfigs, logs, state.")
@@ -145,14 +154,8 @@ func runStack(ctx context.Context, args []string) error {
 	timeout := fs.Duration("timeout", 30*time.Minute, "Time limit, from the first submission, for every Workload to be Finished.")
 	out := fs.String("out", "_output/bench-stack-results", "Folder for stack.json and a copy of Courier's log.")
 	keep := fs.Bool("keep", false, "Leave the environment up at the end, to look around; bin/courier-local down --dir DIR stops it.")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
+	if help, err := parse(fs, args); help || err != nil {
 		return err
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
 	return benchstack.Run(ctx, benchstack.Options{
 		Command: strings.Join(append([]string{"courier-bench", "stack"}, args...), " "),
@@ -185,14 +188,8 @@ func runSoak(ctx context.Context, args []string) error {
 	fs.DurationVar(&opts.Timeout, "timeout", opts.Timeout, "Time limit, once the faults are over, for every job to finish.")
 	fs.DurationVar(&opts.WaitBound, "wait-bound", opts.WaitBound, "Longest a job may wait with no copy once the faults are over.")
 	fs.BoolVar(&opts.Keep, "keep", false, "Leave the environment up at the end; bin/courier-local down --dir DIR stops it.")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
+	if help, err := parse(fs, args); help || err != nil {
 		return err
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
 	opts.Command = strings.Join(append([]string{"courier-bench", "soak"}, args...), " ")
 	opts.Dir, opts.Bin, opts.OutDir = *dir, *bin, *out

@@ -9,18 +9,15 @@ import (
 
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 	batchv1 "k8s.io/api/batch/v1"
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
 	courier "github.com/courierdev/courier/api/v1alpha1"
-	"github.com/courierdev/courier/pkg/adapter"
+	batchtesting "github.com/courierdev/courier/pkg/testing/batch"
 	trainertesting "github.com/courierdev/courier/pkg/testing/trainer"
 	"github.com/courierdev/courier/test/localcluster"
 )
@@ -47,30 +44,18 @@ func (l Load) kind() string {
 // simulated nodes.
 func (l Load) object(name, run string, runFor time.Duration) client.Object {
 	if !l.Batch {
-		tj := benchJob(name, run)
+		b := benchJob(name, run)
 		if runFor > 0 {
-			tj = trainertesting.MakeTrainJob(name, localcluster.Namespace).Queue(localcluster.LocalQueue).
-				ManagedBy(adapter.TrainJobManagedBy).GPUs(1).Label(runLabel, run).RunFor("bench.courier.dev", runFor).Obj()
+			b.RunFor("bench.courier.dev", runFor)
 		}
-		return tj
+		return b.Obj()
 	}
-	job := &batchv1.Job{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: localcluster.Namespace,
-			Labels: map[string]string{"kueue.x-k8s.io/queue-name": localcluster.LocalQueue, runLabel: run}},
-		Spec: batchv1.JobSpec{
-			ManagedBy: ptr.To(courier.ControllerName),
-			Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
-				RestartPolicy: corev1.RestartPolicyNever,
-				Containers: []corev1.Container{{Name: "c", Image: "busybox", Resources: corev1.ResourceRequirements{
-					Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")},
-				}}},
-			}},
-		},
-	}
+	b := batchtesting.MakeJob(name, localcluster.Namespace).Queue(localcluster.LocalQueue).
+		ManagedBy(courier.ControllerName).CPU("1").Label(runLabel, run)
 	if runFor > 0 {
-		job.Spec.Template.Annotations = map[string]string{trainertesting.RunForAnnotation: runFor.String()}
+		b.PodAnnotation(trainertesting.RunForAnnotation, runFor.String())
 	}
-	return job
+	return b.Obj()
 }
 
 // burstSubmitters is how many submissions a burst keeps in flight.
@@ -158,21 +143,9 @@ func describeRate(rate float64) string {
 // submitPhase creates the jobs: at rate per second on a fixed schedule,
 // or, at rate 0, all at once from a few submitters.
 func submitPhase(ctx context.Context, c client.Client, names []string, run string, load Load, runFor time.Duration, t *phaseTracker) error {
-	if rate := load.Rate; rate > 0 {
-		start := time.Now()
-		for i, name := range names {
-			at := start.Add(time.Duration(float64(i) / rate * float64(time.Second)))
-			select {
-			case <-time.After(time.Until(at)):
-			case <-ctx.Done():
-				return fmt.Errorf("submitting TrainJob %d of %d: %w", i+1, len(names), ctx.Err())
-			}
-			if err := createObject(ctx, c, load.object(name, run, runFor)); err != nil {
-				return err
-			}
-			t.submitted(name, time.Now())
-		}
-		return nil
+	build := func(name string) client.Object { return load.object(name, run, runFor) }
+	if load.Rate > 0 {
+		return submit(ctx, c, names, load.Rate, build, t.submitted)
 	}
 	next := make(chan string)
 	errs := make(chan error, burstSubmitters)
@@ -180,7 +153,7 @@ func submitPhase(ctx context.Context, c client.Client, names []string, run strin
 	for range burstSubmitters {
 		wg.Go(func() {
 			for name := range next {
-				if err := createObject(ctx, c, load.object(name, run, runFor)); err != nil {
+				if err := create(ctx, c, build(name)); err != nil {
 					errs <- err
 					return
 				}

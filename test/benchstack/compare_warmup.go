@@ -30,7 +30,7 @@ func warmUp(ctx context.Context, env *localcluster.Env, sys System, mgr client.C
 	if err := watchPhase(wctx, env, labels.SelectorFromSet(labels.Set{runLabel: run}), t); err != nil {
 		return err
 	}
-	if err := createObject(ctx, mgr, benchJob(names[0], run)); err != nil {
+	if err := create(ctx, mgr, benchJob(names[0], run).Obj()); err != nil {
 		return err
 	}
 	t.submitted(names[0], time.Now())

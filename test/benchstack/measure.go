@@ -10,6 +10,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/rand"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/courierdev/courier/test/localcluster"
 )
@@ -55,7 +56,9 @@ func measure(ctx context.Context, env *localcluster.Env, opts Options, logf func
 		MetricsURL: metricsURL, Started: time.Now()}
 	logf("Submitting %d TrainJobs at %g/s (label %s=%s)", opts.Jobs, opts.Rate, runLabel, run)
 	submitted := make(chan error, 1)
-	go func() { submitted <- submit(ctx, mgr, names, run, opts.Rate, t) }()
+	go func() {
+		submitted <- submit(ctx, mgr, names, opts.Rate, func(name string) client.Object { return benchJob(name, run).Obj() }, t.submitted)
+	}()
 	if err := awaitFinished(ctx, opts, names, t, submitted, metricsURL, logf); err != nil {
 		return nil, err
 	}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -33,39 +32,34 @@ func jobNames(run string, n int) []string {
 // benchJob is a one-GPU TrainJob on the local queue for Courier to
 // dispatch. Its pods carry no run-for annotation, so kwok completes them
 // as soon as they run and the quota frees up for the next jobs.
-func benchJob(name, run string) *trainer.TrainJob {
+func benchJob(name, run string) *trainertesting.TrainJobWrapper {
 	return trainertesting.MakeTrainJob(name, localcluster.Namespace).Queue(localcluster.LocalQueue).
-		ManagedBy(adapter.TrainJobManagedBy).GPUs(1).Label(runLabel, run).Obj()
+		ManagedBy(adapter.TrainJobManagedBy).GPUs(1).Label(runLabel, run)
 }
 
-// submit creates the jobs on the manager at rate per second, on a fixed
-// schedule from the first, so that a slow create does not slow the
-// arrivals that follow; it records each submission in t.
-func submit(ctx context.Context, c client.Client, names []string, run string, rate float64, t *tracker) error {
+// submit creates the named jobs on the manager, built by build, at rate
+// per second, on a fixed schedule from the first, so that a slow create
+// does not slow the arrivals that follow; it reports each submission.
+func submit(ctx context.Context, c client.Client, names []string, rate float64, build func(name string) client.Object, submitted func(name string, at time.Time)) error {
 	start := time.Now()
 	for i, name := range names {
 		at := start.Add(time.Duration(float64(i) / rate * float64(time.Second)))
 		select {
 		case <-time.After(time.Until(at)):
 		case <-ctx.Done():
-			return fmt.Errorf("submitting TrainJob %d of %d: %w", i+1, len(names), ctx.Err())
+			return fmt.Errorf("submitting job %d of %d: %w", i+1, len(names), ctx.Err())
 		}
-		if err := create(ctx, c, benchJob(name, run)); err != nil {
+		if err := create(ctx, c, build(name)); err != nil {
 			return err
 		}
-		t.submitted(name, time.Now())
+		submitted(name, time.Now())
 	}
 	return nil
 }
 
-// create creates the job, trying again on errors other than a refusal; a
+// create creates a job, trying again on errors other than a refusal; a
 // job that exists was created by an attempt whose answer was lost.
-func create(ctx context.Context, c client.Client, tj *trainer.TrainJob) error {
-	return createObject(ctx, c, tj)
-}
-
-// createObject creates any job as create does.
-func createObject(ctx context.Context, c client.Client, obj client.Object) error {
+func create(ctx context.Context, c client.Client, obj client.Object) error {
 	var err error
 	for attempt := range createAttempts {
 		if attempt > 0 {

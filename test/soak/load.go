@@ -7,15 +7,13 @@ import (
 
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 	batchv1 "k8s.io/api/batch/v1"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/resource"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	courier "github.com/courierdev/courier/api/v1alpha1"
 	"github.com/courierdev/courier/pkg/adapter"
+	batchtesting "github.com/courierdev/courier/pkg/testing/batch"
 	trainertesting "github.com/courierdev/courier/pkg/testing/trainer"
 	"github.com/courierdev/courier/test/localcluster"
 )
@@ -32,23 +30,12 @@ const submitFor = 2 * time.Minute
 // CPU for a batch Job, and pods that run for spec.RunFor on kwok nodes.
 func jobObject(spec JobSpec, run string) client.Object {
 	if spec.Kind == BatchJob {
-		job := &batchv1.Job{
-			ObjectMeta: metav1.ObjectMeta{Name: spec.Name, Namespace: localcluster.Namespace,
-				Labels: map[string]string{"kueue.x-k8s.io/queue-name": localcluster.LocalQueue, runLabel: run}},
-			Spec: batchv1.JobSpec{
-				ManagedBy: ptr.To(courier.ControllerName),
-				Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
-					RestartPolicy: corev1.RestartPolicyNever,
-					Containers: []corev1.Container{{Name: "c", Image: "busybox", Resources: corev1.ResourceRequirements{
-						Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")},
-					}}},
-				}},
-			},
-		}
+		b := batchtesting.MakeJob(spec.Name, localcluster.Namespace).Queue(localcluster.LocalQueue).
+			ManagedBy(courier.ControllerName).CPU("1").Label(runLabel, run)
 		if spec.RunFor > 0 {
-			job.Spec.Template.Annotations = map[string]string{trainertesting.RunForAnnotation: spec.RunFor.String()}
+			b.PodAnnotation(trainertesting.RunForAnnotation, spec.RunFor.String())
 		}
-		return job
+		return b.Obj()
 	}
 	b := trainertesting.MakeTrainJob(spec.Name, localcluster.Namespace).Queue(localcluster.LocalQueue).
 		ManagedBy(adapter.TrainJobManagedBy).GPUs(1).Label(runLabel, run)
