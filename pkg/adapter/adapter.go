@@ -42,6 +42,10 @@ type Adapter interface {
 	// foreground, so that the copy outlives its pods, unless the kind's
 	// controller keeps making dependents for a copy being deleted.
 	DeletePropagation() metav1.DeletionPropagation
+	// Runner is, for a kind whose copies go in the background, the kind of
+	// the dependent that runs a copy's pods, named as the copy and
+	// controlled by it: a deleted copy counts until that is gone too.
+	Runner() (schema.GroupVersionKind, bool)
 	// ManagedBy returns the dot-separated path of the kind's managedBy
 	// field and the value that hands a manager-side job to Courier.
 	ManagedBy() (path, value string)
@@ -149,10 +153,10 @@ type kindAdapter struct {
 	// copies need no finalizer of Courier's to keep their final status
 	// readable, and go with one delete.
 	unheld bool
-	// remakesDependents: the kind's controller keeps creating dependents
-	// of a job being deleted, so that a delete in the foreground would not
-	// end.
-	remakesDependents bool
+	// runner, when set, is the kind of the dependent that runs a job's
+	// pods, for a kind whose controller keeps creating dependents of a job
+	// being deleted, so that a delete in the foreground would not end.
+	runner *schema.GroupVersionKind
 }
 
 // New returns the generic adapter for a kind, with the rules of
@@ -171,10 +175,18 @@ func (k *kindAdapter) GVK() schema.GroupVersionKind { return k.Kind.GVK }
 
 // DeletePropagation implements Adapter.
 func (k *kindAdapter) DeletePropagation() metav1.DeletionPropagation {
-	if k.remakesDependents {
+	if k.runner != nil {
 		return metav1.DeletePropagationBackground
 	}
 	return metav1.DeletePropagationForeground
+}
+
+// Runner implements Adapter.
+func (k *kindAdapter) Runner() (schema.GroupVersionKind, bool) {
+	if k.runner == nil {
+		return schema.GroupVersionKind{}, false
+	}
+	return *k.runner, true
 }
 
 func (k *kindAdapter) managedByPath() []string { return strings.Split(k.ManagedByPath, ".") }

@@ -420,8 +420,9 @@ func TestOutcome(t *testing.T) {
 
 func TestDeletePropagation(t *testing.T) {
 	cases := map[string]struct {
-		a    Adapter
-		want metav1.DeletionPropagation
+		a          Adapter
+		want       metav1.DeletionPropagation
+		wantRunner *schema.GroupVersionKind
 	}{
 		"a batch Job goes after its pods": {
 			a:    New(Kind{GVK: schema.GroupVersionKind{Group: "batch", Version: "v1", Kind: "Job"}}),
@@ -431,15 +432,23 @@ func TestDeletePropagation(t *testing.T) {
 			a:    New(Kind{GVK: schema.GroupVersionKind{Group: "example.com", Version: "v1", Kind: "Widget"}}),
 			want: metav1.DeletePropagationForeground,
 		},
-		"a TrainJob, whose JobSet Trainer makes again while it is deleted, goes at once": {
-			a:    NewTrainJob(),
-			want: metav1.DeletePropagationBackground,
+		"a TrainJob, whose JobSet Trainer makes again while it is deleted, goes at once, and its JobSet after": {
+			a:          NewTrainJob(),
+			want:       metav1.DeletePropagationBackground,
+			wantRunner: &schema.GroupVersionKind{Group: "jobset.x-k8s.io", Version: "v1alpha2", Kind: "JobSet"},
 		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			if diff := cmp.Diff(tc.want, tc.a.DeletePropagation()); diff != "" {
 				t.Errorf("DeletePropagation() (-want +got):\n%s", diff)
+			}
+			var got *schema.GroupVersionKind
+			if gvk, ok := tc.a.Runner(); ok {
+				got = &gvk
+			}
+			if diff := cmp.Diff(tc.wantRunner, got); diff != "" {
+				t.Errorf("Runner() (-want +got):\n%s", diff)
 			}
 		})
 	}

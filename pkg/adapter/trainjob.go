@@ -7,10 +7,15 @@ import (
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/courierdev/courier/pkg/runtimepatch"
 )
+
+// jobSetGVK is the kind that runs a TrainJob's pods: Trainer makes one
+// JobSet per TrainJob, of its name, controlled by it.
+var jobSetGVK = schema.GroupVersionKind{Group: "jobset.x-k8s.io", Version: "v1alpha2", Kind: "JobSet"}
 
 // TrainJobManagedBy is the manager-side spec.managedBy of a TrainJob
 // Courier dispatches. Trainer's CRD accepts only this value besides its own
@@ -39,8 +44,9 @@ func NewTrainJob() Adapter {
 		// Trainer (v2.3.0) applies the JobSet of any unfinished TrainJob,
 		// one being deleted too: in the foreground, its garbage collector
 		// and Trainer take turns deleting and re-creating the JobSet, and
-		// the delete may not end (seen in the e2e suite).
-		remakesDependents: true,
+		// the delete may not end (seen in the e2e suite). Copies go in the
+		// background, and Courier waits for their JobSets instead.
+		runner: &jobSetGVK,
 		check: func(job *unstructured.Unstructured) field.ErrorList {
 			patches, err := runtimePatches(job)
 			if err != nil {

@@ -14,9 +14,14 @@ package cluster
 //     nominal - usage), summed, floored at zero and capped by the queue's
 //     borrowingLimit. A queue that borrows itself lends a negative amount,
 //     as in Kueue's own available(): what it borrowed is gone from the pool.
-//   - Usage is the larger of status.flavorsReservation and
-//     status.flavorsUsage: quota is held from its reservation on, while
-//     admission checks run, not only once admitted.
+//   - Usage is the largest of status.flavorsReservation,
+//     status.flavorsUsage, and what Courier's copies that hold quota there
+//     hold by their status.admission: quota is held from its reservation
+//     on, while admission checks run, not only once admitted, and Kueue
+//     writes a ClusterQueue's usage a second or more after it admits, so a
+//     copy just admitted would otherwise be counted nowhere. In a queue
+//     shared with other jobs, their admissions of that last second are
+//     still missed.
 //   - Pending is the demand of the waiting copies (no QuotaReserved, not
 //     finished, not deactivated), per pod as Kubernetes counts requests
 //     (containers summed, the largest init container if larger, sidecars
@@ -33,6 +38,7 @@ package cluster
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -74,21 +80,53 @@ type capacitySnapshot struct {
 	// resources and summary are for the WorkerCluster status.
 	resources []courier.ResourceCapacity
 	summary   string
-	// waiting are the manager Workloads whose copies the pending demand
-	// counts.
-	waiting sets.Set[types.UID]
+	// shown are the manager Workloads whose copies the snapshot saw, in
+	// any state: their demand is counted (as pending or held) or gone.
+	shown sets.Set[types.UID]
+	// waiting is the pending demand of each waiting copy, by manager
+	// Workload, so that a workload's own copy is not demand against itself.
+	waiting map[types.UID]copyDemand
 }
 
-// capacity is what the ClusterQueue of a LocalQueue offers.
-func (s *capacitySnapshot) capacity(namespace, localQueue string) placement.Capacity {
+// copyDemand is one copy's demand in its ClusterQueue.
+type copyDemand struct {
+	clusterQueue string
+	amounts      map[flavorResource]int64
+}
+
+// capacity is what the ClusterQueue of a LocalQueue offers to the
+// workload of manager Workload own ("" for none): its own waiting copy
+// there is not pending demand against itself.
+func (s *capacitySnapshot) capacity(namespace, localQueue string, own types.UID) placement.Capacity {
 	cq, ok := s.localQueues[types.NamespacedName{Namespace: namespace, Name: localQueue}]
 	if !ok {
 		return placement.Capacity{}
 	}
-	if c, ok := s.queues[cq]; ok {
-		return c
+	c, ok := s.queues[cq]
+	if !ok {
+		return placement.Capacity{ClusterQueue: cq}
 	}
-	return placement.Capacity{ClusterQueue: cq}
+	if d, ok := s.waiting[own]; ok && own != "" && d.clusterQueue == cq {
+		return withoutPending(c, d.amounts)
+	}
+	return c
+}
+
+// withoutPending returns a copy of c with amounts taken off its pending
+// demand.
+func withoutPending(c placement.Capacity, amounts map[flavorResource]int64) placement.Capacity {
+	out := c
+	out.Flavors = make([]placement.Flavor, len(c.Flavors))
+	for i, f := range c.Flavors {
+		out.Flavors[i] = placement.Flavor{Name: f.Name, Resources: maps.Clone(f.Resources)}
+		for res, q := range f.Resources {
+			if amount, ok := amounts[flavorResource{f.Name, res}]; ok {
+				q.Pending = max(q.Pending-amount, 0)
+				out.Flavors[i].Resources[res] = q
+			}
+		}
+	}
+	return out
 }
 
 // flavorResource is one resource of one flavor.
@@ -110,11 +148,13 @@ func computeCapacity(objs capacityObjects) *capacitySnapshot {
 			cqs[cq.Name] = cq
 		}
 	}
+	demand := copiesDemand(objs.Workloads, snap.localQueues, cqs)
+	snap.shown, snap.waiting = demand.shown, demand.waiting
 	usage := make(map[string]map[flavorResource]int64, len(cqs))
 	cohorts := map[kueue.CohortReference][]string{}
 	offered := sets.New[string]()
 	for name, cq := range cqs {
-		usage[name] = queueUsage(cq)
+		usage[name] = queueUsage(cq, demand.held[name])
 		if mayAdmit(cq, objs.ResourceFlavors) {
 			offered.Insert(name)
 			if cq.Spec.CohortName != "" {
@@ -122,9 +162,6 @@ func computeCapacity(objs capacityObjects) *capacitySnapshot {
 			}
 		}
 	}
-	pending, waiting := pendingDemand(objs.Workloads, snap.localQueues, cqs)
-	snap.waiting = waiting
-
 	totals := map[flavorResource]*courier.ResourceCapacity{}
 	for name, cq := range cqs {
 		c := placement.Capacity{Known: offered.Has(name), ClusterQueue: name}
@@ -142,7 +179,7 @@ func computeCapacity(objs capacityObjects) *capacitySnapshot {
 					q := placement.Quota{
 						Nominal: r.NominalQuota.MilliValue(),
 						Usage:   usage[name][fr],
-						Pending: pending[name][fr],
+						Pending: demand.pending[name][fr],
 					}
 					if c.Known && cq.Spec.CohortName != "" {
 						q.Borrowable = borrowable(cqs, usage, cohorts[cq.Spec.CohortName], name, fr, r.BorrowingLimit)
@@ -182,9 +219,13 @@ func mayAdmit(cq *kueue.ClusterQueue, flavors sets.Set[string]) bool {
 }
 
 // queueUsage is the quota a ClusterQueue's workloads hold, per flavor and
-// resource.
-func queueUsage(cq *kueue.ClusterQueue) map[flavorResource]int64 {
-	used := map[flavorResource]int64{}
+// resource: what its status says, or what Courier's copies hold there if
+// more (held, which queueUsage keeps).
+func queueUsage(cq *kueue.ClusterQueue, held map[flavorResource]int64) map[flavorResource]int64 {
+	used := held
+	if used == nil {
+		used = map[flavorResource]int64{}
+	}
 	for _, list := range [][]kueue.FlavorUsage{cq.Status.FlavorsReservation, cq.Status.FlavorsUsage} {
 		for _, f := range list {
 			for _, r := range f.Resources {
@@ -236,14 +277,48 @@ func quotaOf(cq *kueue.ClusterQueue, fr flavorResource) (kueue.ResourceQuota, bo
 	return kueue.ResourceQuota{}, false
 }
 
-// pendingDemand is the demand of the waiting copies, per ClusterQueue, in
-// the first flavor of their queue that lists each resource, and the
-// manager Workloads of the copies it counts.
-func pendingDemand(workloads []kueue.Workload, localQueues map[types.NamespacedName]string, cqs map[string]*kueue.ClusterQueue) (map[string]map[flavorResource]int64, sets.Set[types.UID]) {
-	pending := map[string]map[flavorResource]int64{}
-	counted := sets.New[types.UID]()
+// demand is what Courier's copies on a worker ask for and hold, per
+// ClusterQueue, flavor and resource.
+type demand struct {
+	// pending is the demand of the waiting copies, in the first flavor of
+	// their queue that lists each resource.
+	pending map[string]map[flavorResource]int64
+	// held is the quota the copies Kueue reserved for hold, in the flavors
+	// it assigned.
+	held map[string]map[flavorResource]int64
+	// shown are the manager Workloads of every copy seen.
+	shown sets.Set[types.UID]
+	// waiting is each waiting copy's share of pending, by manager Workload.
+	waiting map[types.UID]copyDemand
+}
+
+func copiesDemand(workloads []kueue.Workload, localQueues map[types.NamespacedName]string, cqs map[string]*kueue.ClusterQueue) demand {
+	d := demand{
+		pending: map[string]map[flavorResource]int64{}, held: map[string]map[flavorResource]int64{},
+		shown: sets.New[types.UID](), waiting: map[types.UID]copyDemand{},
+	}
+	add := func(m map[string]map[flavorResource]int64, cq string, fr flavorResource, amount int64) {
+		if m[cq] == nil {
+			m[cq] = map[flavorResource]int64{}
+		}
+		m[cq][fr] += amount
+	}
 	for i := range workloads {
 		wl := &workloads[i]
+		if uid := wl.Annotations[courier.ManagerUIDAnnotation]; uid != "" {
+			d.shown.Insert(types.UID(uid))
+		}
+		if holds(wl) {
+			name := string(wl.Status.Admission.ClusterQueue)
+			for _, psa := range wl.Status.Admission.PodSetAssignments {
+				for res, q := range psa.ResourceUsage {
+					if flavor, ok := psa.Flavors[res]; ok {
+						add(d.held, name, flavorResource{string(flavor), res}, q.MilliValue())
+					}
+				}
+			}
+			continue
+		}
 		if !waiting(wl) {
 			continue
 		}
@@ -252,19 +327,26 @@ func pendingDemand(workloads []kueue.Workload, localQueues map[types.NamespacedN
 		if !ok || cq == nil {
 			continue
 		}
-		if pending[name] == nil {
-			pending[name] = map[flavorResource]int64{}
-		}
-		if uid := wl.Annotations[courier.ManagerUIDAnnotation]; uid != "" {
-			counted.Insert(types.UID(uid))
-		}
+		own := copyDemand{clusterQueue: name, amounts: map[flavorResource]int64{}}
 		for res, amount := range workloadRequests(wl) {
 			if flavor, ok := firstFlavor(cq, res); ok {
-				pending[name][flavorResource{flavor, res}] += amount
+				add(d.pending, name, flavorResource{flavor, res}, amount)
+				own.amounts[flavorResource{flavor, res}] += amount
 			}
 		}
+		if uid := wl.Annotations[courier.ManagerUIDAnnotation]; uid != "" {
+			d.waiting[types.UID(uid)] = own
+		}
 	}
-	return pending, counted
+	return d
+}
+
+// holds reports whether a copy holds quota on its worker: Kueue reserved
+// it, and it has neither finished nor begun to go.
+func holds(wl *kueue.Workload) bool {
+	return wl.DeletionTimestamp == nil && wl.Status.Admission != nil &&
+		meta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadQuotaReserved) &&
+		!meta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadFinished)
 }
 
 // waiting reports whether a copy waits for quota on its worker.

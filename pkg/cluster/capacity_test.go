@@ -96,6 +96,12 @@ func waitingCopy(name, queue string, n int32) kueue.Workload {
 	return *wl
 }
 
+// heldCopy holds one a100 GPU in cq, reserved by the worker's Kueue.
+func heldCopy(name, cq string) kueue.Workload {
+	return *kueuetesting.MakeWorkload(name, "ml").Queue(cq).ReserveQuota(cq).Assigned(gpu, "a100", "1").
+		Annotation(courier.ManagerUIDAnnotation, "uid-"+name).Obj()
+}
+
 func TestComputeCapacity(t *testing.T) {
 	allFlavors := sets.New("a100", "h100", "default")
 	mixed := clusterQueue("mixed", "",
@@ -112,9 +118,9 @@ func TestComputeCapacity(t *testing.T) {
 		want          map[string]placement.Capacity // by namespace/LocalQueue
 		wantResources []courier.ResourceCapacity
 		wantSummary   string
-		// wantWaiting are the manager Workloads whose copies the pending
-		// demand counts.
-		wantWaiting []types.UID
+		// wantShown are the manager Workloads whose copies the snapshot
+		// saw.
+		wantShown []types.UID
 	}{
 		"no ClusterQueues": {
 			objs:        capacityObjects{LocalQueues: []kueue.LocalQueue{localQueue("ml", "lq", "gone")}},
@@ -210,7 +216,7 @@ func TestComputeCapacity(t *testing.T) {
 					*kueuetesting.MakeWorkload("other-namespace", "other").Queue("lq").Obj(),
 				},
 			},
-			wantWaiting: []types.UID{"uid-waits", "uid-waits-too"},
+			wantShown: []types.UID{"uid-waits", "uid-waits-too"},
 			want: map[string]placement.Capacity{
 				"ml/lq": {Known: true, ClusterQueue: "mixed", Flavors: []placement.Flavor{
 					{Name: "default", Resources: map[corev1.ResourceName]placement.Quota{
@@ -232,6 +238,32 @@ func TestComputeCapacity(t *testing.T) {
 				capacity("h100", gpu, "8", "6", "3"),
 			},
 			wantSummary: "nvidia.com/gpu 8/24, cpu 10.5/32, memory 64Gi/128Gi, pods 0/10",
+		},
+		"copies Kueue just reserved hold quota before the ClusterQueue's status says so": {
+			objs: capacityObjects{
+				ClusterQueues: []kueue.ClusterQueue{
+					// The status counts one copy; three hold 1 GPU each.
+					withUsage(gpuQueue("lagging", "", "6"), used("a100", string(gpu), "1")),
+					// The status counts more than Courier's copies hold.
+					withUsage(gpuQueue("shared", "", "6"), used("a100", string(gpu), "5")),
+				},
+				LocalQueues:     []kueue.LocalQueue{localQueue("ml", "lagging", "lagging"), localQueue("ml", "shared", "shared")},
+				ResourceFlavors: allFlavors,
+				Workloads: []kueue.Workload{
+					heldCopy("one", "lagging"), heldCopy("two", "lagging"), heldCopy("three", "lagging"),
+					heldCopy("mine", "shared"),
+					*kueuetesting.MakeWorkload("finished", "ml").Queue("lagging").ReserveQuota("lagging").Assigned(gpu, "a100", "4").
+						Condition(kueue.WorkloadFinished, metav1.ConditionTrue, "Succeeded", time.Time{}).Annotation(courier.ManagerUIDAnnotation, "uid-finished").Obj(),
+					*kueuetesting.MakeWorkload("deleting", "ml").Queue("lagging").ReserveQuota("lagging").Assigned(gpu, "a100", "4").Deleting(time.Time{}).Obj(),
+				},
+			},
+			wantShown: []types.UID{"uid-finished", "uid-mine", "uid-one", "uid-three", "uid-two"},
+			want: map[string]placement.Capacity{
+				"ml/lagging": named("lagging", gpus(6, 0, 3, 0)),
+				"ml/shared":  named("shared", gpus(6, 0, 5, 0)),
+			},
+			wantResources: []courier.ResourceCapacity{capacity("a100", gpu, "12", "8", "")},
+			wantSummary:   "nvidia.com/gpu 8/12",
 		},
 		"queues that cannot admit are not offered, nor lend": {
 			objs: capacityObjects{
@@ -280,7 +312,7 @@ func TestComputeCapacity(t *testing.T) {
 			got := map[string]placement.Capacity{}
 			for key := range tc.want {
 				ns, lq, _ := strings.Cut(key, "/")
-				got[key] = snap.capacity(ns, lq)
+				got[key] = snap.capacity(ns, lq, "")
 			}
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("capacity per LocalQueue mismatch (-want +got):\n%s", diff)
@@ -291,8 +323,8 @@ func TestComputeCapacity(t *testing.T) {
 			if snap.summary != tc.wantSummary {
 				t.Errorf("summary = %q, want %q", snap.summary, tc.wantSummary)
 			}
-			if diff := cmp.Diff(tc.wantWaiting, sets.List(snap.waiting), cmpopts.EquateEmpty()); diff != "" {
-				t.Errorf("waiting copies counted (-want +got):\n%s", diff)
+			if diff := cmp.Diff(tc.wantShown, sets.List(snap.shown), cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("copies shown (-want +got):\n%s", diff)
 			}
 		})
 	}
@@ -397,5 +429,37 @@ func TestCapacitySnapshotIsReusedUntilStale(t *testing.T) {
 	}
 	if fresh := tracker.current(0); fresh == first {
 		t.Error("not recomputed after a change, with no age allowed")
+	}
+}
+
+// A workload's own waiting copy is not demand against itself: counted, a
+// worker with exactly its room looked full to it, and it widened to
+// another worker for nothing.
+func TestCapacityOfOwnCopy(t *testing.T) {
+	snap := computeCapacity(capacityObjects{
+		ClusterQueues:   []kueue.ClusterQueue{gpuQueue("cq", "", "4"), gpuQueue("elsewhere", "", "4")},
+		LocalQueues:     []kueue.LocalQueue{localQueue("ml", "lq", "cq"), localQueue("ml", "other", "elsewhere")},
+		ResourceFlavors: sets.New("a100"),
+		Workloads:       []kueue.Workload{waitingCopy("mine", "lq", 2), waitingCopy("theirs", "lq", 1)},
+	})
+	cases := map[string]struct {
+		queue string
+		own   types.UID
+		want  placement.Capacity
+	}{
+		"every waiting copy, for no workload in particular": {queue: "lq", want: named("cq", gpus(4, 0, 0, 3))},
+		"the others' copies, for a workload with a copy":    {queue: "lq", own: "uid-mine", want: named("cq", gpus(4, 0, 0, 1))},
+		"every copy, for a workload with none there":        {queue: "lq", own: "uid-none", want: named("cq", gpus(4, 0, 0, 3))},
+		"a copy in another queue takes nothing here":        {queue: "other", own: "uid-mine", want: named("elsewhere", gpus(4, 0, 0, 0))},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, snap.capacity("ml", tc.queue, tc.own)); diff != "" {
+				t.Errorf("capacity() mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+	if diff := cmp.Diff(named("cq", gpus(4, 0, 0, 3)), snap.capacity("ml", "lq", "")); diff != "" {
+		t.Errorf("the shared snapshot changed (-want +got):\n%s", diff)
 	}
 }

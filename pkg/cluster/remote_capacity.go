@@ -64,19 +64,25 @@ type CapacityReport struct {
 // there, or when its ClusterQueue cannot admit now. The result is shared:
 // callers must not modify it.
 func (r *Remote) Capacity(namespace, localQueue string) placement.Capacity {
+	return r.CapacityFor(namespace, localQueue, "", nil)
+}
+
+// CapacityFor is Capacity as manager Workload own sees it: its own waiting
+// copy there is not demand against itself, and the copies Courier has just
+// created and the snapshot does not show yet are added as pending: assumed,
+// given whether the snapshot shows the copy of a manager Workload, returns
+// their pod sets. Both come from one snapshot, so that a copy is counted
+// once, by the snapshot or as assumed.
+func (r *Remote) CapacityFor(namespace, localQueue string, own types.UID, assumed func(shown func(types.UID) bool) []placement.PodSet) placement.Capacity {
 	s := r.capacity.current(capacityMaxAge)
 	if s == nil {
 		return placement.Capacity{}
 	}
-	return s.capacity(namespace, localQueue)
-}
-
-// CountsWaiting reports whether the capacity snapshot already counts the
-// waiting copy of manager Workload uid in the pending demand, so that
-// Courier no longer adds it on top as a copy it has just created.
-func (r *Remote) CountsWaiting(uid types.UID) bool {
-	s := r.capacity.current(capacityMaxAge)
-	return s != nil && s.waiting.Has(uid)
+	c := s.capacity(namespace, localQueue, own)
+	if assumed == nil {
+		return c
+	}
+	return c.WithPending(assumed(s.shown.Has))
 }
 
 // CapacitySummary returns the worker's quota per flavor and resource,

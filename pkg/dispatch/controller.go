@@ -92,9 +92,12 @@ type Reconciler struct {
 	forwardAttempts *uidMemory
 	reported        *uidMemory
 	assumed         *assumedCopies
-	created         *createdCopies
-	rounds          *roundStarts
-	written         *ownWrites
+	// remnants are job copies deleted in the background whose runners
+	// may still run their pods.
+	remnants *remnants
+	created  *createdCopies
+	rounds   *roundStarts
+	written  *ownWrites
 	// policies holds the DispatchPolicies' compiled CEL.
 	policies *placement.Cache
 	// remote carries workers' object changes and garbage-collection sweeps
@@ -123,6 +126,7 @@ func New(c client.Client, remotes Remotes, recorder events.EventRecorder, opts O
 		forwardAttempts: newUIDMemory(forwardTTL),
 		reported:        newUIDMemory(forwardTTL),
 		assumed:         newAssumedCopies(),
+		remnants:        newRemnants(),
 		created:         newCreatedCopies(),
 		rounds:          newRoundStarts(),
 		written:         newOwnWrites(),

@@ -76,6 +76,15 @@ func (r *Reconciler) deleteCopies(ctx context.Context, c, ns, name string, job j
 		if err := r.release(ctx, remote, obj); err != nil {
 			return false, fmt.Errorf("deleting %s %s: %w", obj.GetObjectKind().GroupVersionKind().Kind, obj.GetName(), err)
 		}
+		if _, ok := obj.(*kueue.Workload); ok {
+			// Its demand is gone, seen by a capacity snapshot or not.
+			r.assumed.forget(c, types.UID(obj.GetAnnotations()[courier.ManagerUIDAnnotation]))
+		}
+		if u, ok := obj.(*unstructured.Unstructured); ok {
+			if a, isJob := r.adapters[u.GroupVersionKind().GroupKind()]; isJob {
+				r.remnants.note(c, a, u, r.now())
+			}
+		}
 		if obj.GetDeletionTimestamp() == nil {
 			// Only a delete of its own counts; one under way, helped along
 			// by dropping finalizers, was reported when it began.

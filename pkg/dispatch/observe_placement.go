@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"time"
 
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
@@ -39,8 +40,9 @@ func (r *Reconciler) placementInput(wl *kueue.Workload, info jobInfo, policy pla
 			pc.Labels = wc.Labels
 		}
 		if remote, err := r.remotes.Get(c.Name); err == nil {
-			pc.Capacity = remote.Capacity(wl.Namespace, string(wl.Spec.QueueName)).
-				WithPending(r.assumed.podSets(c.Name, queueOf(wl), wl.UID, o.Now, remote.CountsWaiting))
+			pc.Capacity = remote.CapacityFor(wl.Namespace, string(wl.Spec.QueueName), wl.UID, func(shown func(types.UID) bool) []placement.PodSet {
+				return r.assumed.podSets(c.Name, queueOf(wl), wl.UID, o.Now, shown)
+			})
 		}
 		in.Clusters = append(in.Clusters, pc)
 	}

@@ -78,11 +78,18 @@ func (r *Reconciler) remoteState(ctx context.Context, remote *cluster.Remote, wl
 		err := remote.Client.Get(ctx, client.ObjectKey{Namespace: wl.Namespace, Name: job.name}, copy)
 		switch {
 		case apierrors.IsNotFound(err):
+			left, why, err := r.remnantLeft(ctx, remote, wl.Namespace, job.name)
+			if err != nil {
+				return rs, err
+			}
+			rs.OldJob, rs.Remnant, rs.RemnantUnknown = left, left, why
 		case err != nil:
 			return rs, err
 		case r.deleted.has(copy.GetUID(), now):
-			// Deleted, with its pods first: until it is gone they may run.
+			// Deleted, with its pods first where the kind allows: until it
+			// (and, if not, what runs its pods) is gone they may run.
 			rs.OldJob = true
+			r.remnants.note(remote.Name, job.adapter, copy, now)
 		case !jobCopyOf(copy, wl) || ofEarlierAdmission(copy, wl):
 			// A copy made for another Workload of a job of the same name,
 			// or for an admission before the last eviction.
@@ -90,6 +97,9 @@ func (r *Reconciler) remoteState(ctx context.Context, remote *cluster.Remote, wl
 		default:
 			// A copy someone else is deleting still says how the job ended.
 			rs.OldJob = copy.GetDeletionTimestamp() != nil
+			if rs.OldJob {
+				r.remnants.note(remote.Name, job.adapter, copy, now)
+			}
 			rs.HasJob, rs.jobCopy = true, copy
 			rs.JobOutcome = job.adapter.Outcome(copy)
 			rs.FinalMirrored = r.finalMirrored.has(copy.GetUID(), now)

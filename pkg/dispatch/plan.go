@@ -80,10 +80,17 @@ type Remote struct {
 	// there; it must go.
 	Stale bool
 	// OldJob: a job copy that is being deleted, or that was made for an
-	// earlier admission or Workload, is still there. Its pods may run until
-	// it is gone (Courier deletes job copies in the foreground), so the job
-	// goes to no other worker before then.
+	// earlier admission or Workload, is still there, or, for a kind whose
+	// copies go in the background, what ran the pods of a deleted one
+	// (Remnant). Its pods may run until it is gone (Courier deletes job
+	// copies in the foreground where it can), so the job goes to no other
+	// worker before then.
 	OldJob bool
+	// Remnant: the job copy is gone, but what ran its pods is not; no
+	// informer sees it go, so Courier looks again every remnantRecheck.
+	// RemnantUnknown says why Courier cannot tell it went, if so.
+	Remnant        bool
+	RemnantUnknown string
 	// Forward is what it takes to bring the manager job's changes to the
 	// job copy, and to undo hand edits there; set only on the placed
 	// worker, for a job that may be dispatched as it is.
@@ -200,6 +207,16 @@ type Event struct {
 //     its worker lost, before anything is dispatched again.
 //  6. Otherwise the job is not placed yet (see planUnplaced).
 func plan(o Observed) Plan {
+	p := planFor(o)
+	for _, r := range o.Remotes {
+		if r.Remnant {
+			p.RequeueAfter = soonest(p.RequeueAfter, remnantRecheck)
+		}
+	}
+	return p
+}
+
+func planFor(o Observed) Plan {
 	wl := o.Workload
 	switch {
 	case isTrue(wl.Status.Conditions, kueue.WorkloadFinished):

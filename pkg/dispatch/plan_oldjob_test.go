@@ -57,3 +57,38 @@ func TestPlanWaitsForOldJobCopies(t *testing.T) {
 		},
 	})
 }
+
+// A TrainJob copy goes in the background (Trainer remakes the JobSet of a
+// TrainJob being deleted), so it may be gone while its JobSet and pods run
+// on, on a worker whose controllers are down: the JobSet counts as the old
+// job until it is gone, and Courier looks again for it, since no informer
+// sees it go.
+func TestPlanWaitsForRemnants(t *testing.T) {
+	waiting := `Waiting for worker "a" to delete an earlier copy of the job and its pods before dispatching again.`
+	forbidden := `Waiting for worker "a" to delete what ran an earlier copy of the job before dispatching again: ` +
+		`Courier may not read jobsets there to tell; grant get on jobsets.jobset.x-k8s.io (config/worker/rbac.yaml).`
+	runPlanCases(t, map[string]struct {
+		o    Observed
+		want Plan
+	}{
+		"the deleted copy's JobSet is still there: wait, and look again": {
+			o: Observed{Workload: local().Obj(), Check: pendingCheck, Candidates: both, Health: connected,
+				Remotes: map[string]Remote{"a": {OldJob: true, Remnant: true}}},
+			want: Plan{Delete: []string{"a"}, RequeueAfter: remnantRecheck,
+				Status: &StatusChange{State: kueue.CheckStatePending, Message: waiting}},
+		},
+		"Courier may not read JobSets there: wait, saying how to fix it": {
+			o: Observed{Workload: local().Obj(), Check: pendingCheck, Candidates: both, Health: connected,
+				Remotes: map[string]Remote{"a": {OldJob: true, Remnant: true,
+					RemnantUnknown: "Courier may not read jobsets there to tell; grant get on jobsets.jobset.x-k8s.io (config/worker/rbac.yaml)"}}},
+			want: Plan{Delete: []string{"a"}, RequeueAfter: remnantRecheck,
+				Status: &StatusChange{State: kueue.CheckStatePending, Message: forbidden}},
+		},
+		"the earlier admission's placement holds while its JobSet is there": {
+			o: Observed{Workload: local().Evicted("Preempted", 1).Obj(), Check: pendingCheck, Placement: &Placement{Cluster: "a"}, Evictions: 1,
+				Candidates: both, Health: connected, Remotes: map[string]Remote{"a": {OldJob: true, Remnant: true}}},
+			want: Plan{Delete: []string{"a"}, RequeueAfter: remnantRecheck,
+				Status: &StatusChange{State: kueue.CheckStatePending, Message: `Removing the copies an earlier admission left on worker "a" before dispatching again.`}},
+		},
+	})
+}

@@ -363,7 +363,7 @@ func TestPlanUnplaced(t *testing.T) {
 				Events: []Event{{Type: "Warning", Reason: "Rejected", Message: "set managedBy"}},
 			},
 		},
-		"the planner nominates one: only it gets a copy, and a look again at the next round": {
+		"the planner nominates one: only it gets a copy, and a look again once the capacity snapshots caught up": {
 			o: Observed{Workload: local().Obj(), Check: pendingCheck, Candidates: both, Health: connected,
 				Decision: &placement.Decision{Nominate: []string{"b"}, NextRound: time.Minute, ExpiresIn: 10 * time.Minute,
 					Message: "Nominated b (best of 2; 1 more eligible in later rounds)."}},
@@ -372,6 +372,17 @@ func TestPlanUnplaced(t *testing.T) {
 				Status: &StatusChange{State: kueue.CheckStatePending, Nominated: []string{"b"},
 					Message: "Waiting for a nominated worker to admit the workload. Nominated b (best of 2; 1 more eligible in later rounds)."},
 				Events:       []Event{{Type: "Normal", Reason: "Nominated", Message: "Copied the workload to b. Nominated b (best of 2; 1 more eligible in later rounds)."}},
+				RequeueAfter: nominationRecheck,
+			},
+		},
+		"a nomination unchanged looks again at the next round": {
+			o: Observed{Workload: local().Nominated("b").Obj(), Check: pendingCheck, Candidates: both, Health: connected,
+				Remotes: map[string]Remote{"b": {Workload: remoteWorkload(local().Obj(), "courier")}},
+				Decision: &placement.Decision{Nominate: []string{"b"}, NextRound: time.Minute, ExpiresIn: 10 * time.Minute,
+					Message: "Nominated b (best of 2; 1 more eligible in later rounds)."}},
+			want: Plan{
+				Status: &StatusChange{State: kueue.CheckStatePending, Nominated: []string{"b"},
+					Message: "Waiting for a nominated worker to admit the workload. Nominated b (best of 2; 1 more eligible in later rounds)."},
 				RequeueAfter: time.Minute,
 			},
 		},

@@ -56,7 +56,11 @@ func planUnplaced(o Observed) Plan {
 			"No worker admitted the workload within the policy's maxWaitTime; requeueing it. "+o.Decision.Message)
 	}
 	if c := oldJobOn(o); c != "" {
-		p := pending(o, fmt.Sprintf("Waiting for worker %q to delete an earlier copy of the job and its pods before dispatching again.", c), nil)
+		msg := fmt.Sprintf("Waiting for worker %q to delete an earlier copy of the job and its pods before dispatching again.", c)
+		if why := o.Remotes[c].RemnantUnknown; why != "" {
+			msg = fmt.Sprintf("Waiting for worker %q to delete what ran an earlier copy of the job before dispatching again: %s.", c, why)
+		}
+		p := pending(o, msg, nil)
 		p.Delete = withCopies(o.Remotes, "")
 		return p
 	}
@@ -168,7 +172,8 @@ func planNominate(o Observed) Plan {
 	// Kueue keeps nominatedClusterNames sorted by name.
 	sorted := slices.Sorted(slices.Values(nominated))
 	var events []Event
-	if !slices.Equal(o.Workload.Status.NominatedClusterNames, sorted) {
+	changed := !slices.Equal(o.Workload.Status.NominatedClusterNames, sorted)
+	if changed {
 		events = append(events, Event{Type: "Normal", Reason: courier.EventNominated,
 			Message: truncate(fmt.Sprintf("Copied the workload to %s.%s", strings.Join(nominated, ", "), why), maxNoteLength)})
 		events = append(events, placementErrors(o)...)
@@ -177,9 +182,19 @@ func planNominate(o Observed) Plan {
 	p.Delete, p.Create = remove, create
 	if d := o.Decision; d != nil {
 		p.RequeueAfter = soonest(d.NextRound, d.ExpiresIn)
+		if changed && d.NextRound > 0 {
+			p.RequeueAfter = soonest(p.RequeueAfter, nominationRecheck)
+		}
 	}
 	return p
 }
+
+// nominationRecheck is when a workload nominated anew, with workers left
+// for later rounds, is planned again. Capacity snapshots are up to a
+// second old and may still count a copy deleted a moment ago, or miss one
+// Kueue admitted: a nomination made on one is looked at again once they
+// have caught up, and widened to a worker with room, not a round later.
+const nominationRecheck = 2 * time.Second
 
 // placementErrors are the events for the clusters the policy's CEL failed
 // on.

@@ -100,6 +100,19 @@ func (w *WorkloadWrapper) ReserveQuota(cq string) *WorkloadWrapper {
 	return w.Condition(kueue.WorkloadQuotaReserved, metav1.ConditionTrue, "QuotaReserved", time.Time{})
 }
 
+// Assigned records, in the first pod set's assignment (ReserveQuota
+// first), that Kueue gave it total of res from flavor.
+func (w *WorkloadWrapper) Assigned(res corev1.ResourceName, flavor, total string) *WorkloadWrapper {
+	psa := &w.Status.Admission.PodSetAssignments[0]
+	if psa.Flavors == nil {
+		psa.Flavors = map[corev1.ResourceName]kueue.ResourceFlavorReference{}
+		psa.ResourceUsage = corev1.ResourceList{}
+	}
+	psa.Flavors[res] = kueue.ResourceFlavorReference(flavor)
+	psa.ResourceUsage[res] = resource.MustParse(total)
+	return w
+}
+
 // Admit marks the Workload admitted at a time.
 func (w *WorkloadWrapper) Admit(at time.Time) *WorkloadWrapper {
 	return w.Condition(kueue.WorkloadAdmitted, metav1.ConditionTrue, "Admitted", at)

@@ -2,6 +2,7 @@ package dispatch
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
@@ -19,6 +20,7 @@ import (
 
 	courierv1alpha1 "github.com/courierdev/courier/api/v1alpha1"
 	"github.com/courierdev/courier/pkg/runtimepatch"
+	kueuetesting "github.com/courierdev/courier/pkg/testing/kueue"
 	"github.com/courierdev/courier/test/integration/framework"
 	"github.com/courierdev/courier/test/integration/kueuesim"
 )
@@ -97,6 +99,51 @@ var _ = Describe("Placement", func() {
 		kueuesim.AdmitOn(ctx, big, wl)
 		bestFit.ExpectCheck(ctx, wl, kueue.CheckStateReady, big.Name)
 		expectTrainJobOnlyOn(ctx, tj, big)
+	})
+
+	// Kueue writes a ClusterQueue's usage a second or more after it
+	// admits; here no Kueue writes it at all, so the copy's own admission is
+	// all that says the worker is full.
+	It("counts the quota a copy holds from its admission, before the ClusterQueue's status does", func(ctx context.Context) {
+		for _, w := range pool[:2] {
+			quota(ctx, w, ns, "1")
+		}
+		bestFit, _ := policyCheck(ctx, courierv1alpha1.DispatchPolicySpec{})
+		first := bestFit.Submit(ctx, trainJob(ns).Obj())
+		var full *framework.Cluster
+		Eventually(func(g Gomega) {
+			on := copiesOn(ctx, g, first)
+			g.Expect(on).To(HaveLen(1))
+			full = pool[slices.IndexFunc(pool[:2], func(w *framework.Cluster) bool { return w.Name == on[0] })]
+		}).Should(Succeed())
+		// Its own copy, waiting there, is no demand against itself, also when
+		// Courier looks again 2 s after nominating.
+		Consistently(func(g Gomega) {
+			g.Expect(copiesOn(ctx, g, first)).To(ConsistOf(full.Name))
+		}).WithTimeout(3*time.Second).Should(Succeed(), "widened while the worker it waits on has room for it")
+		kueuesim.UpdateStatus(ctx, full, first, func(w *kueue.Workload) {
+			held := kueuetesting.MakeWorkload(w.Name, w.Namespace).ReserveQuota(ns).Assigned(corev1.ResourceCPU, "default", "1").Admit(time.Now()).Obj()
+			w.Status.Admission = held.Status.Admission
+			for _, c := range held.Status.Conditions {
+				meta.SetStatusCondition(&w.Status.Conditions, c)
+			}
+		})
+		bestFit.ExpectCheck(ctx, first, kueue.CheckStateReady, full.Name)
+		Eventually(func(g Gomega) {
+			remote, err := courier.Cache.Get(full.Name)
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(remote.Capacity(ns, "lq").Flavors[0].Resources[corev1.ResourceCPU].Usage).To(BeEquivalentTo(1000), "CPU in use on %s", full.Name)
+		}).Should(Succeed())
+		cq := &kueue.ClusterQueue{}
+		Expect(full.Client.Get(ctx, client.ObjectKey{Name: ns}, cq)).To(Succeed())
+		Expect(cq.Status.FlavorsReservation).To(BeEmpty(), "the ClusterQueue's status must not count the copy for this test")
+
+		By("sending the next workload to the other worker")
+		second := bestFit.Submit(ctx, trainJob(ns).Obj())
+		Eventually(func(g Gomega) { g.Expect(copiesOn(ctx, g, second)).NotTo(BeEmpty()) }).Should(Succeed())
+		Consistently(func(g Gomega) {
+			g.Expect(copiesOn(ctx, g, second)).NotTo(ContainElement(full.Name))
+		}).WithTimeout(3 * time.Second).Should(Succeed())
 	})
 
 	It("widens to the next worker once roundTimeout passes without an admission", func(ctx context.Context) {

@@ -1,0 +1,129 @@
+package dispatch
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/courierdev/courier/pkg/adapter"
+	"github.com/courierdev/courier/pkg/cluster"
+)
+
+// remnantTTL bounds how long Courier waits for what ran a deleted job
+// copy's pods to go: a worker whose garbage collector has not run for that
+// long has lost more than one job.
+const remnantTTL = time.Hour
+
+// remnantRecheck is how often Courier looks again for a remnant: it is not
+// in the workers' informers, so no event says it went.
+const remnantRecheck = 5 * time.Second
+
+// remnants remembers the job copies deleted in the background (see
+// adapter.Adapter.Runner), by worker, namespace and name, until the
+// dependent that ran their pods (a TrainJob's JobSet) is gone too: on a
+// worker whose controllers are down, that dependent and its pods outlive
+// the copy. Kept in memory: after a restart Courier no longer knows of a
+// copy deleted before, and counts only what its informers show.
+type remnants struct {
+	mu sync.Mutex
+	m  map[remnantKey]remnant
+}
+
+type remnantKey struct{ cluster, namespace, name string }
+
+type remnant struct {
+	// owner is the deleted copy's UID, which controls the runner.
+	owner  types.UID
+	runner schema.GroupVersionKind
+	at     time.Time
+}
+
+func newRemnants() *remnants { return &remnants{m: map[remnantKey]remnant{}} }
+
+// note remembers copy, a job copy on cluster that is being deleted or
+// that Courier deleted, when its kind has a runner and it had not
+// finished: a finished copy's pods are done, and its runner is no reason
+// to wait or to read the worker again.
+func (r *remnants) note(cluster string, a adapter.Adapter, copy *unstructured.Unstructured, now time.Time) {
+	runner, ok := a.Runner()
+	if !ok || copy.GetUID() == "" || a.Outcome(copy).Finished {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	key := remnantKey{cluster, copy.GetNamespace(), copy.GetName()}
+	if old, ok := r.m[key]; ok && old.owner == copy.GetUID() {
+		return
+	}
+	r.m[key] = remnant{owner: copy.GetUID(), runner: runner, at: now}
+	for k, rem := range r.m {
+		if now.Sub(rem.at) > remnantTTL {
+			delete(r.m, k)
+		}
+	}
+}
+
+func (r *remnants) get(key remnantKey, now time.Time) (remnant, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	rem, ok := r.m[key]
+	return rem, ok && now.Sub(rem.at) <= remnantTTL
+}
+
+func (r *remnants) forget(key remnantKey, owner types.UID) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.m[key].owner == owner {
+		delete(r.m, key)
+	}
+}
+
+// remnantLeft reports whether the dependent that ran the pods of a job
+// copy deleted in the background, ns/name on the worker, is still there,
+// and if Courier cannot tell, why. It reads the worker's API server: the
+// runner's kind is not in the informers, and the read is made only for a
+// job whose copy Courier saw go.
+func (r *Reconciler) remnantLeft(ctx context.Context, remote *cluster.Remote, ns, name string) (bool, string, error) {
+	key := remnantKey{remote.Name, ns, name}
+	rem, ok := r.remnants.get(key, r.now())
+	if !ok {
+		return false, "", nil
+	}
+	obj := &metav1.PartialObjectMetadata{}
+	obj.SetGroupVersionKind(rem.runner)
+	err := remote.APIReader.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, obj)
+	switch {
+	case err == nil && controlledBy(obj, rem.owner):
+		return true, "", nil
+	case err == nil, apierrors.IsNotFound(err), meta.IsNoMatchError(err):
+		// Gone, made for another copy since, or of a kind the worker does
+		// not serve: nothing of the deleted copy runs.
+		r.remnants.forget(key, rem.owner)
+		return false, "", nil
+	case apierrors.IsForbidden(err):
+		return true, fmt.Sprintf("Courier may not read %s there to tell; grant get on %s (config/worker/rbac.yaml)",
+			plural(rem.runner), plural(rem.runner)+"."+rem.runner.Group), nil
+	default:
+		return false, "", fmt.Errorf("reading the %s of the deleted job copy: %w", rem.runner.Kind, err)
+	}
+}
+
+func controlledBy(obj metav1.Object, owner types.UID) bool {
+	ref := metav1.GetControllerOfNoCopy(obj)
+	return ref != nil && ref.UID == owner
+}
+
+// plural is a kind's resource name, as RBAC rules spell it.
+func plural(gvk schema.GroupVersionKind) string {
+	p, _ := meta.UnsafeGuessKindToResource(gvk)
+	return p.Resource
+}
