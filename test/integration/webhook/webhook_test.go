@@ -189,8 +189,11 @@ var _ = Describe("The DispatchPolicy webhook", func() {
 			Spec:       courierv1alpha1.DispatchPolicySpec{Clusters: []string{"w1"}, Filter: `cluster.name != "w3"`, Score: "1.0"},
 		}
 		Expect(c.Create(ctx, good)).To(Succeed())
+		// A patch, not an update: Courier writes the policy's status
+		// meanwhile, and an update would conflict with that instead.
+		before := good.DeepCopy()
 		good.Spec.Filter = "nodes > 1"
-		err = c.Update(ctx, good)
+		err = c.Patch(ctx, good, client.MergeFrom(before))
 		Expect(apierrors.IsInvalid(err)).To(BeTrue(), "updating a policy's filter to broken CEL: %v", err)
 		Expect(err.Error()).To(ContainSubstring("undeclared reference to 'nodes'"))
 	})
