@@ -143,6 +143,15 @@ test-e2e: e2e-binaries build ## Run the e2e suite on local clusters with the rea
 	$(COURIER_LOCAL) down --dir $(E2E_DIR) --bin $(BIN) || rc=1; \
 	exit $$rc
 
+.PHONY: kind-images
+kind-images: ## Build the kind path's images offline (node image, Courier, Kueue, Trainer, JobSet) from pinned sources and Debian packages; needs root and Docker (hack/kind/).
+	nice -n 10 hack/kind/build-bins.sh
+	nice -n 10 hack/kind/build-images.sh
+
+.PHONY: test-e2e-kind
+test-e2e-kind: ## Run the e2e suite on three kind clusters with Courier's chart (hack/e2e-kind.sh); E2E_ARGS passes go test flags.
+	hack/e2e-kind.sh
+
 ##@ Tools
 
 .PHONY: test-binaries
