@@ -87,9 +87,9 @@ func (r *Reconciler) remoteState(ctx context.Context, remote *cluster.Remote, wl
 			return rs, err
 		case r.deleted.has(copy.GetUID(), now):
 			// Deleted, with its pods first where the kind allows: until it
-			// (and, if not, what runs its pods) is gone they may run.
+			// (and, if not, what runs its pods, noted by deleteCopies) is
+			// gone they may run.
 			rs.OldJob = true
-			r.remnants.note(remote.Name, job.adapter, copy, now)
 		case !jobCopyOf(copy, wl) || ofEarlierAdmission(copy, wl):
 			// A copy made for another Workload of a job of the same name,
 			// or for an admission before the last eviction.
