@@ -132,7 +132,7 @@ test-integration: test-binaries $(BIN)/helm $(BIN)/kustomize ## Run integration 
 .PHONY: test-e2e
 test-e2e: e2e-binaries build ## Run the e2e suite on local clusters with the real peers.
 	@$(COURIER_LOCAL) down --dir $(E2E_DIR) --bin $(BIN) >/dev/null 2>&1 || true
-	@$(COURIER_LOCAL) up --dir $(E2E_DIR) --bin $(BIN) || { $(COURIER_LOCAL) logs --dir $(E2E_DIR) --out $(ROOT)/_artifacts/e2e; $(COURIER_LOCAL) down --dir $(E2E_DIR) --bin $(BIN); exit 1; }
+	@$(COURIER_LOCAL) up --dir $(E2E_DIR) --bin $(BIN) --courier-log-level 4 || { $(COURIER_LOCAL) logs --dir $(E2E_DIR) --out $(ROOT)/_artifacts/e2e; $(COURIER_LOCAL) down --dir $(E2E_DIR) --bin $(BIN); exit 1; }
 	@rc=0; \
 	COURIER_E2E_MANAGER_KUBECONFIG=$(E2E_DIR)/manager.kubeconfig \
 	COURIER_E2E_WORKERS=worker-1=$(E2E_DIR)/worker-1.kubeconfig,worker-2=$(E2E_DIR)/worker-2.kubeconfig \

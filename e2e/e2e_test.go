@@ -2,7 +2,9 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
@@ -103,10 +105,28 @@ func patchManagers(tj *trainer.TrainJob) []string {
 	return out
 }
 
-func finished(ctx context.Context, g Gomega, wl *kueue.Workload) *metav1.Condition {
+// expectFinished asserts that the manager's Workload finished with the
+// given reason; when it has not, the failure says what the Workload shows.
+func expectFinished(ctx context.Context, g Gomega, wl *kueue.Workload, reason string) {
 	got := &kueue.Workload{}
 	g.Expect(manager.client.Get(ctx, client.ObjectKeyFromObject(wl), got)).To(Succeed())
-	return meta.FindStatusCondition(got.Status.Conditions, kueue.WorkloadFinished)
+	fin := meta.FindStatusCondition(got.Status.Conditions, kueue.WorkloadFinished)
+	g.Expect(fin).NotTo(BeNil(), "the Workload has not finished: %s", workloadState(got))
+	g.Expect(fin.Status).To(Equal(metav1.ConditionTrue), "%s", workloadState(got))
+	g.Expect(fin.Reason).To(Equal(reason), "%s", workloadState(got))
+}
+
+// workloadState is a Workload's conditions and checks, for failure messages.
+func workloadState(wl *kueue.Workload) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "cluster %q;", ptr.Deref(wl.Status.ClusterName, ""))
+	for _, c := range wl.Status.Conditions {
+		fmt.Fprintf(&b, " %s=%s (%s: %s);", c.Type, c.Status, c.Reason, c.Message)
+	}
+	for _, c := range wl.Status.AdmissionChecks {
+		fmt.Fprintf(&b, " check %s %s: %s;", c.Name, c.State, c.Message)
+	}
+	return b.String()
 }
 
 var _ = Describe("Courier with real Kueue, Trainer and JobSet", func() {
@@ -143,10 +163,7 @@ var _ = Describe("Courier with real Kueue, Trainer and JobSet", func() {
 
 		By("mirroring the completion to the manager")
 		Eventually(func(g Gomega) {
-			fin := finished(ctx, g, wl)
-			g.Expect(fin).NotTo(BeNil())
-			g.Expect(fin.Status).To(Equal(metav1.ConditionTrue))
-			g.Expect(fin.Reason).To(Equal(kueue.WorkloadFinishedReasonSucceeded))
+			expectFinished(ctx, g, wl, kueue.WorkloadFinishedReasonSucceeded)
 			local := &trainer.TrainJob{}
 			g.Expect(manager.client.Get(ctx, client.ObjectKeyFromObject(tj), local)).To(Succeed())
 			g.Expect(meta.IsStatusConditionTrue(local.Status.Conditions, trainer.TrainJobComplete)).To(BeTrue())
@@ -198,12 +215,10 @@ var _ = Describe("Courier with real Kueue, Trainer and JobSet", func() {
 		wl := workloadOf(ctx, job)
 		w := dispatchedTo(ctx, wl)
 		Eventually(func(g Gomega) {
-			fin := finished(ctx, g, wl)
-			g.Expect(fin).NotTo(BeNil())
-			g.Expect(fin.Reason).To(Equal(kueue.WorkloadFinishedReasonSucceeded))
+			expectFinished(ctx, g, wl, kueue.WorkloadFinishedReasonSucceeded)
 			local := &batchv1.Job{}
 			g.Expect(manager.client.Get(ctx, client.ObjectKeyFromObject(job), local)).To(Succeed())
-			g.Expect(local.Status.Succeeded).To(Equal(int32(1)), "the worker's Job status is mirrored")
+			g.Expect(local.Status.Succeeded).To(Equal(int32(1)), "the worker's Job status is mirrored; the manager's Job shows %+v", local.Status)
 		}).Should(Succeed())
 		Eventually(func(g Gomega) { g.Expect(exists(ctx, g, w, job)).To(BeFalse()) }).Should(Succeed())
 	})

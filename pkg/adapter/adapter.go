@@ -317,7 +317,41 @@ func (k *kindAdapter) StatusPatch(local, remote *unstructured.Unstructured) ([]b
 			delete(desired, f)
 		}
 	}
-	return statusMergePatch(localStatus, desired)
+	patch, err := statusMergePatch(localStatus, desired)
+	if patch == nil || err != nil {
+		return patch, err
+	}
+	return withActivityCleared(patch, desired, k.activity)
+}
+
+// withActivityCleared adds to a status patch an explicit null for each
+// activity field the desired status lacks. local may come from a cache that
+// has not yet seen Courier's last mirror: a field written then, absent from
+// local, would otherwise stay on the API server, and a finished job that
+// still counts active pods is one the server refuses (batch Job's status
+// validation), so its final status could not land.
+func withActivityCleared(patch []byte, desired map[string]any, activity []string) ([]byte, error) {
+	var gone []string
+	for _, f := range activity {
+		if _, ok := desired[f]; !ok {
+			gone = append(gone, f)
+		}
+	}
+	if len(gone) == 0 {
+		return patch, nil
+	}
+	var p map[string]map[string]any
+	if err := json.Unmarshal(patch, &p); err != nil {
+		return nil, fmt.Errorf("decoding status patch: %w", err)
+	}
+	if p["status"] == nil {
+		// The patch removes the whole status; nothing is left to clear.
+		return patch, nil
+	}
+	for _, f := range gone {
+		p["status"][f] = nil
+	}
+	return json.Marshal(p)
 }
 
 // Conditions that end a job, in the spellings of the common job kinds:

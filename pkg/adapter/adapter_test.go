@@ -240,7 +240,18 @@ func TestStatusPatch(t *testing.T) {
 			gvk:    schema.GroupVersionKind{Group: "batch", Version: "v1", Kind: "Job"},
 			local:  map[string]any{"active": int64(1)},
 			remote: map[string]any{"succeeded": int64(1), "uncountedTerminatedPods": map[string]any{"succeeded": []any{"uid"}}},
-			want:   `{"status":{"active":null,"succeeded":1}}`,
+			want:   `{"status":{"active":null,"ready":null,"succeeded":1,"terminating":null}}`,
+		},
+		"a batch Job's activity is cleared even where the cached manager job does not show it": {
+			gvk:    schema.GroupVersionKind{Group: "batch", Version: "v1", Kind: "Job"},
+			local:  map[string]any{},
+			remote: map[string]any{"succeeded": int64(1), "ready": int64(0), "conditions": conds},
+			want:   `{"status":{"active":null,"conditions":[{"status":"True","type":"Complete"}],"ready":0,"succeeded":1,"terminating":null}}`,
+		},
+		"a batch Job in sync needs no patch, whatever its activity": {
+			gvk:    schema.GroupVersionKind{Group: "batch", Version: "v1", Kind: "Job"},
+			local:  map[string]any{"succeeded": int64(1)},
+			remote: map[string]any{"succeeded": int64(1)},
 		},
 		"only the listed fields": {
 			fields: []string{"conditions"},

@@ -119,7 +119,11 @@ func planPlaced(o Observed, c string) Plan {
 		if fin.Reason == kueue.WorkloadFinishedReasonOwnerNotFound {
 			return retry(courier.EventRemoteEvicted, fmt.Sprintf("The job's copy on worker %q was deleted before it finished (%s); dispatching the workload again.", c, fin.Message))
 		}
-		if r.HasJob && !r.FinalMirrored {
+		// The final status is read from the worker even when the job copy
+		// is not in the cache (its informer may lag the Workload's): the
+		// Workload finishes only after it is on the manager, or the copy
+		// is known gone.
+		if !r.FinalMirrored {
 			p.FinalSync = c
 		}
 		msg := fmt.Sprintf("The workload finished on worker %q.", c)

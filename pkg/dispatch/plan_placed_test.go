@@ -30,10 +30,13 @@ func TestPlanPlacedCopyDeletedOnWorker(t *testing.T) {
 				Remotes: map[string]Remote{"a": {HasJob: true, JobMirrored: true, Workload: ownerGone}}},
 			want: retry("RemoteEvicted", `The job's copy on worker "a" was deleted before it finished (OwnerNotFound); dispatching the workload again.`),
 		},
-		"a job that succeeded and was then deleted still finishes": {
+		// The same view arises when the job copy's informer lags the
+		// Workload's: the worker is asked for the final status either way.
+		"a job that succeeded and was then deleted (or not yet cached) finishes after a final read": {
 			o: Observed{Workload: placed, Check: readyCheck, Placement: &Placement{Cluster: "a"}, Health: connected,
 				Remotes: map[string]Remote{"a": {Workload: succeeded}}},
 			want: Plan{
+				FinalSync: "a",
 				Status: &StatusChange{State: kueue.CheckStateReady, ClusterName: ptr.To("a"), Message: `The workload finished on worker "a".`,
 					Finished: &metav1.Condition{Type: kueue.WorkloadFinished, Status: metav1.ConditionTrue, Reason: "Succeeded", Message: "Succeeded"}},
 				Events: []Event{{Type: "Normal", Reason: "Finished", Message: `The workload finished on worker "a". Succeeded`}},

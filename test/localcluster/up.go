@@ -29,6 +29,9 @@ type Options struct {
 	// AuditWorkers has the workers' API servers log WorkerUser's requests
 	// (AuditLog), for benchmarks that count them.
 	AuditWorkers bool
+	// CourierLogLevel is Courier's log verbosity; the e2e suite runs at 4,
+	// so that a failure's logs hold every plan.
+	CourierLogLevel int
 }
 
 // Env is a running local environment.
@@ -218,8 +221,11 @@ func (e *Env) StartCourier(config string, kubeconfig []byte) (*Process, error) {
 	if err := os.WriteFile(kubeconfigPath, kubeconfig, 0o600); err != nil {
 		return nil, fmt.Errorf("writing Courier's kubeconfig: %w", err)
 	}
-	proc, err := startProcess(e.Manager+"/courier", filepath.Join(dir, "courier.log"), nil,
-		filepath.Join(e.Bin, "courier"), "--config", path, "--kubeconfig", kubeconfigPath)
+	args := []string{filepath.Join(e.Bin, "courier"), "--config", path, "--kubeconfig", kubeconfigPath}
+	if e.CourierLogLevel > 0 {
+		args = append(args, fmt.Sprintf("--zap-log-level=%d", e.CourierLogLevel))
+	}
+	proc, err := startProcess(e.Manager+"/courier", filepath.Join(dir, "courier.log"), nil, args...)
 	if err != nil {
 		return nil, err
 	}
