@@ -24,10 +24,29 @@ var defaultStages = []string{
 	"kustomize/stage/pod/fast/pod-delete.yaml",
 }
 
+// singleInstanceControllers turns leader election off in each cluster's one
+// kube-controller-manager and kube-scheduler. With it on, an API server down
+// for longer than the lease's renew deadline (a fault the soak injects) makes
+// them exit, and with no kubelet to restart them the worker has no garbage
+// collector, Job controller or scheduler for the rest of the run.
+const singleInstanceControllers = `apiVersion: config.kwok.x-k8s.io/v1alpha1
+kind: KwokctlConfiguration
+componentsPatches:
+- name: kube-controller-manager
+  extraArgs:
+  - key: leader-elect
+    value: "false"
+- name: kube-scheduler
+  extraArgs:
+  - key: leader-elect
+    value: "false"
+`
+
 // writeStages writes a kwok configuration of kwokctl's default Stages, the
 // fast pod-complete made to wait for the duration in the pod annotation
 // trainertesting.RunForAnnotation, so that a spec can keep pods running
-// for a while; pods without it complete at once, as by default. It returns
+// for a while; pods without it complete at once, as by default; and
+// singleInstanceControllers. It returns
 // the file's path, for kwokctl's --config.
 func writeStages(dir string) (string, error) {
 	root, err := framework.RepoRoot()
@@ -52,6 +71,7 @@ func writeStages(dir string) (string, error) {
 		}
 		docs = append(docs, string(data))
 	}
+	docs = append(docs, singleInstanceControllers)
 	path := filepath.Join(dir, "kwok-stages.yaml")
 	if err := os.WriteFile(path, []byte(strings.Join(docs, "\n---\n")), 0o600); err != nil {
 		return "", fmt.Errorf("writing kwok's stages: %w", err)
