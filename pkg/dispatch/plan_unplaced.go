@@ -182,11 +182,34 @@ func planNominate(o Observed) Plan {
 	p.Delete, p.Create = remove, create
 	if d := o.Decision; d != nil {
 		p.RequeueAfter = soonest(d.NextRound, d.ExpiresIn)
-		if changed && d.NextRound > 0 {
-			p.RequeueAfter = soonest(p.RequeueAfter, nominationRecheck)
+		if d.NextRound > 0 {
+			p.RequeueAfter = soonest(p.RequeueAfter, recheckIn(o, nominated, create))
 		}
 	}
 	return p
+}
+
+// recheckIn is when a young nomination is planned again: nominationRecheck
+// after its newest copy was made. It is read from the copies, not from
+// whether this pass changed the nomination: a pass run for another event
+// in between would otherwise use up the recheck. Creation times have
+// second precision, hence the extra second; 0 when nothing is young.
+func recheckIn(o Observed, nominated, create []string) time.Duration {
+	if len(create) > 0 {
+		return nominationRecheck
+	}
+	var in time.Duration
+	for _, c := range nominated {
+		wl := o.Remotes[c].Workload
+		if wl == nil {
+			continue
+		}
+		age := o.Now.Sub(wl.CreationTimestamp.Time)
+		if age >= 0 && age < nominationRecheck+time.Second {
+			in = soonest(in, nominationRecheck+time.Second-age)
+		}
+	}
+	return in
 }
 
 // nominationRecheck is when a workload nominated anew, with workers left
