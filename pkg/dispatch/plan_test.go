@@ -376,28 +376,14 @@ func TestPlanUnplaced(t *testing.T) {
 			},
 		},
 		"a nomination unchanged looks again at the next round": {
-			o: Observed{Workload: local().Nominated("b").Obj(), Check: pendingCheck, Candidates: both, Health: connected, Now: t0.Add(time.Minute),
-				Remotes: map[string]Remote{"b": {Workload: createdAt(remoteWorkload(local().Obj(), "courier"), t0)}},
-				Decision: &placement.Decision{Nominate: []string{"b"}, NextRound: time.Minute, ExpiresIn: 10 * time.Minute,
-					Message: "Nominated b (best of 2; 1 more eligible in later rounds)."}},
-			want: Plan{
-				Status: &StatusChange{State: kueue.CheckStatePending, Nominated: []string{"b"},
-					Message: "Waiting for a nominated worker to admit the workload. Nominated b (best of 2; 1 more eligible in later rounds)."},
-				RequeueAfter: time.Minute,
-			},
+			o:    nominatedOnB(t0.Add(time.Minute)),
+			want: stillNominatedOnB(time.Minute),
 		},
 		// A pass run for another event right after the nomination must not
 		// use up its recheck (it did, in e2e's placement spec).
 		"a nomination a second old, planned again for another event, keeps its recheck": {
-			o: Observed{Workload: local().Nominated("b").Obj(), Check: pendingCheck, Candidates: both, Health: connected, Now: t0.Add(time.Second),
-				Remotes: map[string]Remote{"b": {Workload: createdAt(remoteWorkload(local().Obj(), "courier"), t0)}},
-				Decision: &placement.Decision{Nominate: []string{"b"}, NextRound: time.Minute, ExpiresIn: 10 * time.Minute,
-					Message: "Nominated b (best of 2; 1 more eligible in later rounds)."}},
-			want: Plan{
-				Status: &StatusChange{State: kueue.CheckStatePending, Nominated: []string{"b"},
-					Message: "Waiting for a nominated worker to admit the workload. Nominated b (best of 2; 1 more eligible in later rounds)."},
-				RequeueAfter: nominationRecheck,
-			},
+			o:    nominatedOnB(t0.Add(time.Second)),
+			want: stillNominatedOnB(nominationRecheck),
 		},
 		"a filter failing on one cluster is an event when the nomination changes": {
 			o: Observed{Workload: local().Obj(), Check: pendingCheck, Candidates: both, Health: connected,
@@ -669,8 +655,22 @@ func runPlanCases(t *testing.T, cases map[string]struct {
 	}
 }
 
-// createdAt sets a Workload's creation time.
-func createdAt(wl *kueue.Workload, t time.Time) *kueue.Workload {
-	wl.CreationTimestamp = metav1.NewTime(t)
-	return wl
+// nominatedOnB observes, at now, a workload nominated to b, whose copy
+// there was made at t0, with a worker left for the next round.
+func nominatedOnB(now time.Time) Observed {
+	copy := remoteWorkload(local().Obj(), "courier")
+	copy.CreationTimestamp = metav1.NewTime(t0)
+	return Observed{Workload: local().Nominated("b").Obj(), Check: pendingCheck, Candidates: both, Health: connected, Now: now,
+		Remotes: map[string]Remote{"b": {Workload: copy}},
+		Decision: &placement.Decision{Nominate: []string{"b"}, NextRound: time.Minute, ExpiresIn: 10 * time.Minute,
+			Message: "Nominated b (best of 2; 1 more eligible in later rounds)."}}
+}
+
+// stillNominatedOnB is the plan for nominatedOnB: wait, and look again.
+func stillNominatedOnB(requeue time.Duration) Plan {
+	return Plan{
+		Status: &StatusChange{State: kueue.CheckStatePending, Nominated: []string{"b"},
+			Message: "Waiting for a nominated worker to admit the workload. Nominated b (best of 2; 1 more eligible in later rounds)."},
+		RequeueAfter: requeue,
+	}
 }
