@@ -28,6 +28,7 @@ func runCompare(ctx context.Context, args []string) error {
 	systems := fs.String("systems", strings.Join(benchstack.SystemOrder, ","), "Comma-separated systems to run under each load, in this order: "+strings.Join(benchstack.SystemOrder, ", ")+".")
 	runFor := fs.Duration("run-for", 0, "How long each job's pods run on the simulated nodes; 0 completes them at once.")
 	timeout := fs.Duration("timeout", 30*time.Minute, "Time limit of each phase, from its first submission.")
+	profile := fs.Bool("profile", true, "Save Courier's CPU profiles of each of its phases, in 10 s slices, under --dir; `go tool pprof -top bin/courier FILES` merges them.")
 	keep := fs.Bool("keep", false, "Leave the environment up at the end; bin/courier-local down --dir DIR stops it.")
 	if help, err := parse(fs, args); help || err != nil {
 		return err
@@ -77,6 +78,7 @@ func runCompare(ctx context.Context, args []string) error {
 		RunFor:    *runFor,
 		Timeout:   *timeout,
 		Keep:      *keep,
+		Profile:   *profile,
 	}, os.Stdout)
 }
 

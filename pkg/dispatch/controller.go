@@ -191,7 +191,7 @@ func (r *Reconciler) SetupWithManager(mgr manager.Manager) error {
 		Watches(&kueue.AdmissionCheck{}, r.checkEvents()).
 		Watches(&courier.DispatchPolicy{}, handler.EnqueueRequestsFromMapFunc(r.workloadsForPolicy))
 	for _, a := range r.adapters {
-		b = b.Watches(jobObject(a), handler.EnqueueRequestsFromMapFunc(r.workloadsForJob))
+		b = b.Watches(jobObject(a), handler.EnqueueRequestsFromMapFunc(r.workloadsForJob), builder.WithPredicates(jobChanged()))
 	}
 	if err := b.Complete(r); err != nil {
 		return fmt.Errorf("setting up the dispatch controller: %w", err)

@@ -148,6 +148,25 @@ func usabilityChanged() predicate.Predicate {
 	}}
 }
 
+// jobChanged lets through the manager job changes a plan can act on: its
+// creation and deletion, and updates of its spec or metadata. Updates of
+// its status alone are skipped: Courier writes that status itself, as the
+// mirror of the worker's copy, and reads it back only to compare it with
+// the copy, on the pass a change of the copy brings. Without this, each
+// mirror came back as an event that queued a pass finding nothing to do,
+// unless another event had queued one already.
+func jobChanged() predicate.Predicate {
+	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+		old, cur := e.ObjectOld, e.ObjectNew
+		return old.GetGeneration() != cur.GetGeneration() ||
+			!equality.Semantic.DeepEqual(old.GetDeletionTimestamp(), cur.GetDeletionTimestamp()) ||
+			!equality.Semantic.DeepEqual(old.GetLabels(), cur.GetLabels()) ||
+			!equality.Semantic.DeepEqual(old.GetAnnotations(), cur.GetAnnotations()) ||
+			!slices.Equal(old.GetFinalizers(), cur.GetFinalizers()) ||
+			!equality.Semantic.DeepEqual(old.GetOwnerReferences(), cur.GetOwnerReferences())
+	}}
+}
+
 // workloadsForCluster queues the Workloads a WorkerCluster change may
 // concern: those on or nominated for it, and those waiting for a worker.
 func (r *Reconciler) workloadsForCluster(ctx context.Context, o client.Object) []reconcile.Request {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/courierdev/courier/test/benchreport"
+	"github.com/courierdev/courier/test/integration/framework"
 	"github.com/courierdev/courier/test/localcluster"
 )
 
@@ -44,6 +45,9 @@ type CompareOptions struct {
 	Timeout time.Duration
 	// Keep leaves the environment up at the end.
 	Keep bool
+	// Profile saves Courier's CPU profiles of each of its phases under
+	// Dir.
+	Profile bool
 }
 
 // Comparison is one run of the comparison, as written to JSON.
@@ -143,6 +147,15 @@ func Compare(ctx context.Context, opts CompareOptions, out io.Writer) (err error
 	fmt.Fprintf(out, "command: %s\nmachine: %d CPUs, %s; environment in %s\n", opts.Command, c.Machine.CPUs, c.Machine.Model, opts.Dir)
 
 	lopts := localcluster.Options{Dir: opts.Dir, Bin: opts.Bin, Workers: opts.Workers, GPUNodes: gpuNodes, GPUsPerNode: gpusPerNode, AuditWorkers: true}
+	var prof *phaseProfiler
+	if opts.Profile {
+		ports, err := framework.FreePorts(1)
+		if err != nil {
+			return err
+		}
+		lopts.CourierPprofAddress = fmt.Sprintf("127.0.0.1:%d", ports[0])
+		prof = &phaseProfiler{addr: lopts.CourierPprofAddress, dir: filepath.Join(opts.Dir, "profiles-"+stamp)}
+	}
 	env, err := localcluster.Up(ctx, lopts, logf)
 	if err != nil {
 		return fmt.Errorf("bringing the environment up: %w", err)
@@ -167,12 +180,16 @@ func Compare(ctx context.Context, opts CompareOptions, out io.Writer) (err error
 			if !contains(opts.Systems, name) || (load.Batch && name != SystemCourier) {
 				continue
 			}
-			res, err := runPhase(ctx, env, Systems[name], load, opts.RunFor, opts.Timeout, logf)
+			res, err := runPhase(ctx, env, Systems[name], load, opts.RunFor, opts.Timeout, prof, logf)
 			if err != nil {
 				return fmt.Errorf("running %s through %s: %w", load.Name, name, err)
 			}
 			logf("Measured %s, %s: %.2f workloads/s, quota→Ready p95 %.1f s, %.1f requests to workers per workload, %.1f ms dispatcher CPU per workload",
 				load.Name, res.SystemLabel, res.Throughput, res.QuotaToReady.P95, res.Requests.PerWorkload.Total, res.Dispatcher.CPUMsPerWorkload)
+			if len(res.Profiles) > 0 {
+				logf("Saved %d CPU profiles of Courier over %s: go tool pprof -top %s %s", len(res.Profiles), load.Name,
+					filepath.Join(opts.Bin, "courier"), filepath.Join(prof.dir, load.Name+"-*.pprof"))
+			}
 			phases = append(phases, *res)
 			c.Phases = append(c.Phases, *res)
 			// Each phase is saved as it ends: a later failure keeps it.

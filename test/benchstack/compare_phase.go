@@ -65,7 +65,7 @@ const burstSubmitters = 8
 // it switches to the system, submits the jobs, waits until they finished
 // and their copies are gone, measures, then deletes the jobs and waits
 // for the manager to drain, so that the next phase starts clean.
-func runPhase(ctx context.Context, env *localcluster.Env, sys System, load Load, runFor, timeout time.Duration, logf func(string, ...any)) (*PhaseResult, error) {
+func runPhase(ctx context.Context, env *localcluster.Env, sys System, load Load, runFor, timeout time.Duration, prof *phaseProfiler, logf func(string, ...any)) (*PhaseResult, error) {
 	if err := switchTo(ctx, env, sys, logf); err != nil {
 		return nil, err
 	}
@@ -98,6 +98,7 @@ func runPhase(ctx context.Context, env *localcluster.Env, sys System, load Load,
 		return nil, err
 	}
 	res.Started = time.Now()
+	profiled := prof.start(pctx, sys, load)
 	logf("Submitting %d %s %s through %s, load %s (label %s=%s)", load.Jobs, load.kind(), describeRate(load.Rate), sys.Label, load.Name, runLabel, run)
 	submitted := make(chan error, 1)
 	go func() { submitted <- submitPhase(pctx, mgr, names, run, load, runFor, t) }()
@@ -113,6 +114,9 @@ func runPhase(ctx context.Context, env *localcluster.Env, sys System, load Load,
 	end := time.Now()
 	res.WindowSeconds = end.Sub(res.Started).Seconds()
 	meter.stop(res, sys, load.Jobs)
+	if err := profiled.wait(res); err != nil {
+		return nil, err
+	}
 	summarizeJobs(res, names, t.snapshot(names))
 	byWorker := map[string]auditCounts{}
 	for _, w := range env.Workers {

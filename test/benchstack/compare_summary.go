@@ -45,7 +45,10 @@ type PhaseResult struct {
 	WindowSeconds float64 `json:"windowSeconds"`
 	// Samples are per job, for the plots: seconds from quota reserved to
 	// check Ready, and of each check Ready after the first quota reserved.
-	Samples  Samples  `json:"samples"`
+	Samples Samples `json:"samples"`
+	// Profiles are the dispatcher's CPU profiles over the phase, in slices
+	// that `go tool pprof` merges; Courier's only.
+	Profiles []string `json:"profiles,omitempty"`
 	Warnings []string `json:"warnings,omitempty"`
 }
 

@@ -32,6 +32,9 @@ type Options struct {
 	// CourierLogLevel is Courier's log verbosity; the e2e suite runs at 4,
 	// so that a failure's logs hold every plan.
 	CourierLogLevel int
+	// CourierPprofAddress, when set, has Courier serve net/http/pprof there,
+	// for benchmarks that profile it.
+	CourierPprofAddress string
 }
 
 // Env is a running local environment.
@@ -224,6 +227,9 @@ func (e *Env) StartCourier(config string, kubeconfig []byte) (*Process, error) {
 	args := []string{filepath.Join(e.Bin, "courier"), "--config", path, "--kubeconfig", kubeconfigPath}
 	if e.CourierLogLevel > 0 {
 		args = append(args, fmt.Sprintf("--zap-log-level=%d", e.CourierLogLevel))
+	}
+	if e.CourierPprofAddress != "" {
+		args = append(args, "--pprof-bind-address", e.CourierPprofAddress)
 	}
 	proc, err := startProcess(e.Manager+"/courier", filepath.Join(dir, "courier.log"), nil, args...)
 	if err != nil {
