@@ -1,12 +1,8 @@
 package benchscale
 
 import (
-	"bufio"
 	"context"
 	"fmt"
-	"net/http"
-	"strconv"
-	"strings"
 	"time"
 )
 
@@ -27,6 +23,11 @@ type Cost struct {
 	// controller-runtime's metrics.
 	Reconciles            float64 `json:"reconciles"`
 	ReconcilesPerDispatch float64 `json:"reconcilesPerDispatch"`
+	// QueueWait is how long work waited in the dispatch controller's
+	// queue, and Pass how long its passes took, requests included: beside
+	// the latency, what of it was Courier's.
+	QueueWait Spread `json:"queueWait"`
+	Pass      Spread `json:"pass"`
 	// Manager and Workers count Courier's requests from the audit logs,
 	// Workers summed over all workers.
 	Manager Requests `json:"managerRequests"`
@@ -42,11 +43,11 @@ type Cost struct {
 
 // window is the state of Courier and of the audit logs at a phase's start.
 type window struct {
-	start      time.Time
-	offsets    []int64
-	cpu        time.Duration
-	machine    machineCPU
-	reconciles float64
+	start   time.Time
+	offsets []int64
+	cpu     time.Duration
+	machine machineCPU
+	metrics courierMetrics
 }
 
 // open resets Courier's peak RSS and marks where the phase starts in its
@@ -68,7 +69,7 @@ func (r *runner) open(ctx context.Context) (window, error) {
 		return w, err
 	}
 	w.cpu = s.CPU
-	if w.reconciles, err = scrapeReconciles(ctx, r.courier.MetricsAddress); err != nil {
+	if w.metrics, err = scrapeCourier(ctx, r.courier.MetricsAddress); err != nil {
 		return w, err
 	}
 	return w, nil
@@ -88,7 +89,7 @@ func (r *runner) close(ctx context.Context, w window, dispatches int) (Cost, err
 		return c, err
 	}
 	c.MachineBusy = busyShare(w.machine, machine)
-	reconciles, err := scrapeReconciles(ctx, r.courier.MetricsAddress)
+	metrics, err := scrapeCourier(ctx, r.courier.MetricsAddress)
 	if err != nil {
 		return c, err
 	}
@@ -113,7 +114,9 @@ func (r *runner) close(ctx context.Context, w window, dispatches int) (Cost, err
 	c.CPUMillis = float64((s.CPU - w.cpu).Microseconds()) / 1000
 	c.CPUMillisPerDispatch = c.CPUMillis / d
 	c.PeakRSSBytes = s.PeakRSS
-	c.Reconciles = reconciles - w.reconciles
+	c.Reconciles = metrics.reconciles - w.metrics.reconciles
+	c.QueueWait = metrics.queueWait.since(w.metrics.queueWait).spread()
+	c.Pass = metrics.pass.since(w.metrics.pass).spread()
 	c.ReconcilesPerDispatch = c.Reconciles / d
 	c.PerWorkload.ManagerReads = float64(c.Manager.Reads) / d
 	c.PerWorkload.ManagerWrites = float64(c.Manager.Writes) / d
@@ -125,38 +128,3 @@ func (r *runner) close(ctx context.Context, w window, dispatches int) (Cost, err
 // dispatchController is the name of Courier's dispatch controller in
 // controller-runtime's metrics.
 const dispatchController = `controller="dispatch"`
-
-// scrapeReconciles sums controller_runtime_reconcile_total of the dispatch
-// controller over its results.
-func scrapeReconciles(ctx context.Context, addr string) (float64, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/metrics", nil)
-	if err != nil {
-		return 0, fmt.Errorf("scraping Courier's metrics: %w", err)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return 0, fmt.Errorf("scraping Courier's metrics: %w", err)
-	}
-	defer func() { _ = resp.Body.Close() }()
-	if resp.StatusCode != http.StatusOK {
-		return 0, fmt.Errorf("scraping Courier's metrics: %s", resp.Status)
-	}
-	var total float64
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		if !strings.HasPrefix(line, "controller_runtime_reconcile_total{") || !strings.Contains(line, dispatchController) {
-			continue
-		}
-		v, err := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64)
-		if err != nil {
-			return 0, fmt.Errorf("scraping Courier's metrics: %q: %w", line, err)
-		}
-		total += v
-	}
-	if err := sc.Err(); err != nil {
-		return 0, fmt.Errorf("scraping Courier's metrics: %w", err)
-	}
-	return total, nil
-}
