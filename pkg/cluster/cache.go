@@ -54,9 +54,10 @@ type Options struct {
 	// Scheme knows the typed kinds; the others are read as unstructured.
 	Scheme *runtime.Scheme
 	// OnRemoteChange, if set, is called from a worker's informers for
-	// every add, update and delete of an object they see. It may block; only
-	// that informer waits.
-	OnRemoteChange func(cluster string, obj client.Object)
+	// every add, update and delete of an object they see, with the object
+	// as it was before an update (nil for an add or a delete). It may
+	// block; only that informer waits.
+	OnRemoteChange func(cluster string, old, obj client.Object)
 	// Indexes are field indexes added to every informer of every worker, so
 	// that readers can find objects by what they belong to without listing.
 	Indexes map[string]client.IndexerFunc

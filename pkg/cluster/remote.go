@@ -290,18 +290,21 @@ func objectFor(opts *Options, gvk schema.GroupVersionKind) client.Object {
 }
 
 // changeHandler forwards an informer's events, tombstones unwrapped.
-func changeHandler(cluster string, onChange func(string, client.Object)) toolscache.ResourceEventHandler {
-	forward := func(obj any) {
+func changeHandler(cluster string, onChange func(string, client.Object, client.Object)) toolscache.ResourceEventHandler {
+	forward := func(old, obj any) {
 		if tomb, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
 			obj = tomb.Obj
 		}
-		if o, ok := obj.(client.Object); ok {
-			onChange(cluster, o)
+		o, ok := obj.(client.Object)
+		if !ok {
+			return
 		}
+		before, _ := old.(client.Object)
+		onChange(cluster, before, o)
 	}
 	return toolscache.ResourceEventHandlerFuncs{
-		AddFunc:    forward,
-		UpdateFunc: func(_, obj any) { forward(obj) },
-		DeleteFunc: forward,
+		AddFunc:    func(obj any) { forward(nil, obj) },
+		UpdateFunc: forward,
+		DeleteFunc: func(obj any) { forward(nil, obj) },
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -26,6 +27,9 @@ const (
 	maxManagedByValue     = 63
 	// Beyond this many at once, dispatches only queue up at the API servers.
 	maxDispatchConcurrency = 256
+	// A longer wait would show owners a status older than they expect of
+	// a running job.
+	maxStatusMirrorDelay = time.Minute
 )
 
 // A path segment is a JSON field name as Kubernetes APIs spell them.
@@ -48,6 +52,9 @@ func Validate(c *configv1alpha1.Configuration) field.ErrorList {
 	}
 	if n := c.DispatchConcurrency; n == nil || *n < 1 || *n > maxDispatchConcurrency {
 		errs = append(errs, field.Invalid(field.NewPath("dispatchConcurrency"), deref(n), fmt.Sprintf("must be between 1 and %d", maxDispatchConcurrency)))
+	}
+	if d := c.StatusMirrorDelay; d == nil || d.Duration < 0 || d.Duration > maxStatusMirrorDelay {
+		errs = append(errs, field.Invalid(field.NewPath("statusMirrorDelay"), durationString(d), "must be between 0s and 1m, such as 1s"))
 	}
 	errs = append(errs, validateClient(c.ManagerClient, field.NewPath("managerClient"))...)
 	errs = append(errs, validateClient(c.WorkerClient, field.NewPath("workerClient"))...)

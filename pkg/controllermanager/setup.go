@@ -56,13 +56,14 @@ func Setup(mgr ctrl.Manager, cfg *configv1alpha1.Configuration) (*cluster.Cache,
 		Indexes:           dispatch.RemoteIndexes(),
 		// The cache and the dispatcher need each other; the cache calls this
 		// only once connections run, after both exist.
-		OnRemoteChange: func(cluster string, obj client.Object) { dispatcher.OnRemoteChange(cluster, obj) },
+		OnRemoteChange: func(cluster string, old, obj client.Object) { dispatcher.OnRemoteChange(cluster, old, obj) },
 	})
 	dispatcher = dispatch.New(mgr.GetClient(), cache, mgr.GetEventRecorder("courier-dispatch"), dispatch.Options{
 		Origin:            cfg.Origin,
 		WorkerLostTimeout: cfg.WorkerLostTimeout.Duration,
 		GCInterval:        cfg.GCInterval.Duration,
 		Concurrency:       int(*cfg.DispatchConcurrency),
+		StatusMirrorDelay: cfg.StatusMirrorDelay.Duration,
 		Adapters:          adapters,
 		UnservedKinds:     unserved,
 		StatusInObject:    statusInObject,

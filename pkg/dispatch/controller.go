@@ -54,6 +54,10 @@ type Options struct {
 	GCInterval        time.Duration
 	// Concurrency is how many Workloads are reconciled at once.
 	Concurrency int
+	// StatusMirrorDelay is how long the pass a job copy's status change
+	// brings may wait, so that a burst of changes is mirrored in one write
+	// (see statusWait).
+	StatusMirrorDelay time.Duration
 	// Adapters handle the job kinds Courier dispatches.
 	Adapters []adapter.Adapter
 	// UnservedKinds are configured kinds the manager does not serve; the
@@ -103,7 +107,7 @@ type Reconciler struct {
 	// remote carries workers' object changes and garbage-collection sweeps
 	// into the controller as Workload keys; stopped closes when the manager
 	// stops, so that no sender waits on it for ever.
-	remote  chan event.TypedGenericEvent[reconcile.Request]
+	remote  chan event.TypedGenericEvent[remoteChange]
 	stopped chan struct{}
 }
 
@@ -131,7 +135,7 @@ func New(c client.Client, remotes Remotes, recorder events.EventRecorder, opts O
 		rounds:          newRoundStarts(),
 		written:         newOwnWrites(),
 		policies:        &placement.Cache{},
-		remote:          make(chan event.TypedGenericEvent[reconcile.Request], 4096),
+		remote:          make(chan event.TypedGenericEvent[remoteChange], 4096),
 		stopped:         make(chan struct{}),
 	}
 	for _, a := range opts.Adapters {
@@ -141,19 +145,23 @@ func New(c client.Client, remotes Remotes, recorder events.EventRecorder, opts O
 }
 
 // OnRemoteChange maps a worker's object to the manager Workload it belongs
-// to and queues that Workload. It blocks while the queue is full, since
-// dropping the event could lose a status change, but not past shutdown.
-func (r *Reconciler) OnRemoteChange(_ string, obj client.Object) {
+// to and queues that Workload; old is the object before an update, nil
+// otherwise. It blocks while the queue is full, since dropping the event
+// could lose a status change, but not past shutdown.
+func (r *Reconciler) OnRemoteChange(_ string, old, obj client.Object) {
 	name := workloadOf(obj)
 	if name == "" {
 		return
 	}
-	r.enqueue(types.NamespacedName{Namespace: obj.GetNamespace(), Name: name})
+	r.enqueue(remoteChange{
+		key:   types.NamespacedName{Namespace: obj.GetNamespace(), Name: name},
+		after: statusWait(old, obj, r.adapters, r.opts.StatusMirrorDelay),
+	})
 }
 
-func (r *Reconciler) enqueue(key types.NamespacedName) {
+func (r *Reconciler) enqueue(c remoteChange) {
 	select {
-	case r.remote <- event.TypedGenericEvent[reconcile.Request]{Object: reconcile.Request{NamespacedName: key}}:
+	case r.remote <- event.TypedGenericEvent[remoteChange]{Object: c}:
 	case <-r.stopped:
 	}
 }
@@ -182,9 +190,15 @@ func (r *Reconciler) SetupWithManager(mgr manager.Manager) error {
 		Named("dispatch").
 		For(&kueue.Workload{}, builder.WithPredicates(r.courierWorkloads())).
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.opts.Concurrency}).
-		WatchesRawSource(source.TypedChannel(r.remote, handler.TypedFuncs[reconcile.Request, reconcile.Request]{
-			GenericFunc: func(_ context.Context, e event.TypedGenericEvent[reconcile.Request], q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-				q.Add(e.Object)
+		WatchesRawSource(source.TypedChannel(r.remote, handler.TypedFuncs[remoteChange, reconcile.Request]{
+			GenericFunc: func(_ context.Context, e event.TypedGenericEvent[remoteChange], q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+				req := reconcile.Request{NamespacedName: e.Object.key}
+				if e.Object.after > 0 {
+					// A Workload already waiting keeps its earlier time.
+					q.AddAfter(req, e.Object.after)
+					return
+				}
+				q.Add(req)
 			},
 		})).
 		Watches(&courier.WorkerCluster{}, handler.EnqueueRequestsFromMapFunc(r.workloadsForCluster), builder.WithPredicates(usabilityChanged())).

@@ -111,15 +111,30 @@ func (r *Reconciler) copyKinds() []schema.GroupVersionKind {
 func (r *Reconciler) removeEverywhere(ctx context.Context, ns, name string) (reconcile.Result, error) {
 	var errs []error
 	var result reconcile.Result
-	for _, c := range r.remotes.Names() {
-		_, err := r.deleteCopies(ctx, c, ns, name, jobInfo{})
-		if isRetryable(err) {
+	clusters := r.remotes.Names()
+	for i, res := range r.deleteOn(ctx, clusters, ns, name, jobInfo{}) {
+		if isRetryable(res.err) {
 			result.RequeueAfter = requeueSoon
-		} else if err != nil {
-			errs = append(errs, fmt.Errorf("deleting copies on %s: %w", c, err))
+		} else if res.err != nil {
+			errs = append(errs, fmt.Errorf("deleting copies on %s: %w", clusters[i], res.err))
 		}
 	}
 	return result, errors.Join(errs...)
+}
+
+// deletion is what deleteCopies did on one worker.
+type deletion struct {
+	gone bool
+	err  error
+}
+
+// deleteOn deletes the copies of Workload ns/name on the clusters, on all
+// at once.
+func (r *Reconciler) deleteOn(ctx context.Context, clusters []string, ns, name string, job jobInfo) []deletion {
+	return onEach(clusters, func(c string) deletion {
+		gone, err := r.deleteCopies(ctx, c, ns, name, job)
+		return deletion{gone: gone, err: err}
+	})
 }
 
 // kueueFinalizerGrace is how long a deleted copy may wait for the worker's

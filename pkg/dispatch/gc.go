@@ -95,7 +95,7 @@ func (c *collector) sweep(ctx context.Context) {
 			if ok && !wl.finished && (!hasUID || types.UID(uid) == wl.uid) && slices.Contains(wl.clusters, name) {
 				continue
 			}
-			c.r.enqueue(key)
+			c.r.enqueue(remoteChange{key: key})
 		}
 	}
 }

@@ -156,15 +156,7 @@ func usabilityChanged() predicate.Predicate {
 // mirror came back as an event that queued a pass finding nothing to do,
 // unless another event had queued one already.
 func jobChanged() predicate.Predicate {
-	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
-		old, cur := e.ObjectOld, e.ObjectNew
-		return old.GetGeneration() != cur.GetGeneration() ||
-			!equality.Semantic.DeepEqual(old.GetDeletionTimestamp(), cur.GetDeletionTimestamp()) ||
-			!equality.Semantic.DeepEqual(old.GetLabels(), cur.GetLabels()) ||
-			!equality.Semantic.DeepEqual(old.GetAnnotations(), cur.GetAnnotations()) ||
-			!slices.Equal(old.GetFinalizers(), cur.GetFinalizers()) ||
-			!equality.Semantic.DeepEqual(old.GetOwnerReferences(), cur.GetOwnerReferences())
-	}}
+	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool { return specOrMetaChanged(e.ObjectOld, e.ObjectNew) }}
 }
 
 // workloadsForCluster queues the Workloads a WorkerCluster change may

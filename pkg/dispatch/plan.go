@@ -101,6 +101,15 @@ type Remote struct {
 
 func (r Remote) holdsCopies() bool { return r.Workload != nil || r.HasJob || r.Stale || r.OldJob }
 
+// finishedCopy is the informer's job copy if its status shows the job's
+// end, and nil otherwise.
+func (r Remote) finishedCopy() *unstructured.Unstructured {
+	if r.HasJob && r.JobOutcome.Finished {
+		return r.jobCopy
+	}
+	return nil
+}
+
 // Health is a worker's connection, as far as dispatch cares.
 type Health struct {
 	// Connected: Courier can read and write the worker now.
@@ -128,9 +137,13 @@ type Placement struct {
 // the job's changes, remote creates, the placement record, the job, remote
 // deletes, then one status write on the manager Workload, then events.
 type Plan struct {
-	// FinalSync names the cluster whose job copy is read from the worker
-	// itself and mirrored onto the manager's job, which must then show it.
+	// FinalSync names the cluster whose final job status is mirrored onto
+	// the manager's job, which must then show it: from FinalFrom, the
+	// informer's copy, when that already shows the job's end, and
+	// otherwise from a read of the worker itself, since the informer of
+	// jobs may lag the one of Workloads.
 	FinalSync string
+	FinalFrom *unstructured.Unstructured
 	// SyncJob names the cluster whose job status is mirrored from the
 	// informer, if any.
 	SyncJob string

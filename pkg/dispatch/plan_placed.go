@@ -28,7 +28,7 @@ func planFinished(o Observed) Plan {
 	}
 	p := Plan{Delete: withCopies(o.Remotes, "")}
 	if r := o.Remotes[placed]; r.HasJob && !r.JobMirrored && !r.FinalMirrored {
-		p.FinalSync = placed
+		p.FinalSync, p.FinalFrom = placed, r.finishedCopy()
 	}
 	if o.HasCheck && o.Check.State == kueue.CheckStatePending {
 		p.Status = &StatusChange{State: kueue.CheckStateReady, Message: "The workload finished.", ClusterName: wl.Status.ClusterName}
@@ -124,7 +124,7 @@ func planPlaced(o Observed, c string) Plan {
 		// Workload finishes only after it is on the manager, or the copy
 		// is known gone.
 		if !r.FinalMirrored {
-			p.FinalSync = c
+			p.FinalSync, p.FinalFrom = c, r.finishedCopy()
 		}
 		msg := fmt.Sprintf("The workload finished on worker %q.", c)
 		p.Status = &StatusChange{

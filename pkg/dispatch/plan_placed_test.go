@@ -4,8 +4,11 @@ import (
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+
+	"github.com/courierdev/courier/pkg/adapter"
 )
 
 // A copy deleted on the worker behind Courier's back, found by the soak
@@ -41,6 +44,38 @@ func TestPlanPlacedCopyDeletedOnWorker(t *testing.T) {
 					Finished: &metav1.Condition{Type: kueue.WorkloadFinished, Status: metav1.ConditionTrue, Reason: "Succeeded", Message: "Succeeded"}},
 				Events: []Event{{Type: "Normal", Reason: "Finished", Message: `The workload finished on worker "a". Succeeded`}},
 			},
+		},
+	})
+}
+
+// The final status comes from the informer's job copy when that already
+// shows the job's end, and from a read of the worker otherwise.
+func TestPlanFinalSyncSource(t *testing.T) {
+	placed := local().ClusterName("a").Obj()
+	succeeded := copyOf().Admit(t0).Condition(kueue.WorkloadFinished, metav1.ConditionTrue, kueue.WorkloadFinishedReasonSucceeded, t0).Obj()
+	cached := &unstructured.Unstructured{}
+	cached.SetName("cached")
+	finish := func(from *unstructured.Unstructured) Plan {
+		return Plan{
+			FinalSync: "a", FinalFrom: from,
+			Status: &StatusChange{State: kueue.CheckStateReady, ClusterName: ptr.To("a"), Message: `The workload finished on worker "a".`,
+				Finished: &metav1.Condition{Type: kueue.WorkloadFinished, Status: metav1.ConditionTrue, Reason: "Succeeded", Message: "Succeeded"}},
+			Events: []Event{{Type: "Normal", Reason: "Finished", Message: `The workload finished on worker "a". Succeeded`}},
+		}
+	}
+	runPlanCases(t, map[string]struct {
+		o    Observed
+		want Plan
+	}{
+		"the cached copy shows the end: mirrored from it": {
+			o: Observed{Workload: placed, Check: readyCheck, Placement: &Placement{Cluster: "a"}, Health: connected,
+				Remotes: map[string]Remote{"a": {Workload: succeeded, HasJob: true, JobMirrored: true, JobOutcome: adapter.Outcome{Finished: true}, jobCopy: cached}}},
+			want: finish(cached),
+		},
+		"the cached copy still runs: the worker is read": {
+			o: Observed{Workload: placed, Check: readyCheck, Placement: &Placement{Cluster: "a"}, Health: connected,
+				Remotes: map[string]Remote{"a": {Workload: succeeded, HasJob: true, JobMirrored: true, jobCopy: cached}}},
+			want: finish(nil),
 		},
 	})
 }

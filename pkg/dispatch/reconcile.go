@@ -81,7 +81,7 @@ func (r *Reconciler) act(ctx context.Context, wl *kueue.Workload, check kueue.Ad
 	result := reconcile.Result{RequeueAfter: p.RequeueAfter}
 	events := p.Events
 	if p.FinalSync != "" {
-		if err := r.finalSync(ctx, p.FinalSync, wl, job); err != nil {
+		if err := r.finalSync(ctx, p.FinalSync, wl, job, p.FinalFrom); err != nil {
 			return reconcile.Result{}, fmt.Errorf("mirroring the final job status from %s: %w", p.FinalSync, err)
 		}
 	}
@@ -120,20 +120,19 @@ func (r *Reconciler) act(ctx context.Context, wl *kueue.Workload, check kueue.Ad
 		}
 	}
 	var errs []error
-	for _, c := range p.Create {
-		if r.createdLately(c, workloadGVK.Kind, wl.UID) {
+	for i, res := range r.createOn(ctx, p.Create, wl) {
+		if res.lately {
 			// Created moments ago, not delivered by the informer yet. Its
 			// event brings the next pass; the requeue is for a copy gone
 			// before the memory of it.
 			result.RequeueAfter = soonest(result.RequeueAfter, createdTTL)
 			continue
 		}
-		ev, err := r.createWorkloadCopy(ctx, c, wl)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("creating Workload copy on %s: %w", c, err))
+		if res.err != nil {
+			errs = append(errs, fmt.Errorf("creating Workload copy on %s: %w", p.Create[i], res.err))
 		}
-		if ev != nil {
-			events = append(events, *ev)
+		if res.ev != nil {
+			events = append(events, *res.ev)
 			result.RequeueAfter = requeueSoon
 		}
 	}
@@ -172,14 +171,14 @@ func (r *Reconciler) act(ctx context.Context, wl *kueue.Workload, check kueue.Ad
 	// placement refused above leaves every copy where it was.
 	var deleted []string
 	retrySoon := false
-	for _, c := range p.Delete {
-		gone, err := r.deleteCopies(ctx, c, wl.Namespace, wl.Name, job)
+	for i, res := range r.deleteOn(ctx, p.Delete, wl.Namespace, wl.Name, job) {
+		c := p.Delete[i]
 		switch {
-		case isRetryable(err):
+		case isRetryable(res.err):
 			retrySoon = true
-		case err != nil:
-			errs = append(errs, fmt.Errorf("deleting copies on %s: %w", c, err))
-		case gone:
+		case res.err != nil:
+			errs = append(errs, fmt.Errorf("deleting copies on %s: %w", c, res.err))
+		case res.gone:
 			deleted = append(deleted, c)
 			out.removed(c)
 		}

@@ -86,6 +86,25 @@ func (r *Reconciler) writePlacement(ctx context.Context, wl *kueue.Workload, p *
 	return nil
 }
 
+// creation is what creating a Workload copy did on one worker.
+type creation struct {
+	// lately: created moments ago, and not in the informer yet.
+	lately bool
+	ev     *Event
+	err    error
+}
+
+// createOn creates wl's copies on the clusters, on all at once.
+func (r *Reconciler) createOn(ctx context.Context, clusters []string, wl *kueue.Workload) []creation {
+	return onEach(clusters, func(c string) creation {
+		if r.createdLately(c, workloadGVK.Kind, wl.UID) {
+			return creation{lately: true}
+		}
+		ev, err := r.createWorkloadCopy(ctx, c, wl)
+		return creation{ev: ev, err: err}
+	})
+}
+
 // createWorkloadCopy creates wl's copy on a worker. A create that fails for
 // a reason a person must fix (a foreign object of the same name, a missing
 // namespace) passes that worker over for a while and returns an event.
@@ -231,27 +250,33 @@ func (r *Reconciler) syncJob(ctx context.Context, c string, wl *kueue.Workload, 
 }
 
 // finalSync mirrors the worker job's last status before Courier finishes
-// the Workload or removes the copy. The copy is read from the worker's API
-// server, not from the informer: the informer of jobs may lag behind the
-// one of Workloads, and the worker's Kueue finished the Workload only after
-// it saw the job's end, so a read now sees at least that. The manager's
-// answer to the status patch is the job as it is then stored.
-func (r *Reconciler) finalSync(ctx context.Context, c string, wl *kueue.Workload, job jobInfo) error {
+// the Workload or removes the copy: from the informer's copy when that
+// already shows the job's end, and otherwise from a read of the worker's
+// API server. The informer of jobs may lag behind the one of Workloads,
+// and the worker's Kueue finished the Workload only after it saw the job's
+// end, so a read now sees at least that; a cached copy that shows the end
+// holds it already, and the read, one request to the worker per job, is
+// saved. The manager's answer to the status patch is the job as it is then
+// stored.
+func (r *Reconciler) finalSync(ctx context.Context, c string, wl *kueue.Workload, job jobInfo, cached *unstructured.Unstructured) error {
 	if job.obj == nil {
 		return nil // The manager's job is gone: nobody to show the status to.
 	}
-	remote, err := r.remotes.Get(c)
-	if err != nil {
-		return err
-	}
-	copy := &unstructured.Unstructured{}
-	copy.SetGroupVersionKind(job.adapter.GVK())
-	if err := remote.APIReader.Get(ctx, client.ObjectKey{Namespace: wl.Namespace, Name: job.name}, copy); err != nil {
-		if apierrors.IsNotFound(err) {
-			ctrl.LoggerFrom(ctx).Info("Finishing without the final job status: the worker's copy is gone", "cluster", c)
-			return nil
+	copy := cached
+	if copy == nil {
+		remote, err := r.remotes.Get(c)
+		if err != nil {
+			return err
 		}
-		return fmt.Errorf("reading the job copy: %w", err)
+		copy = &unstructured.Unstructured{}
+		copy.SetGroupVersionKind(job.adapter.GVK())
+		if err := remote.APIReader.Get(ctx, client.ObjectKey{Namespace: wl.Namespace, Name: job.name}, copy); err != nil {
+			if apierrors.IsNotFound(err) {
+				ctrl.LoggerFrom(ctx).Info("Finishing without the final job status: the worker's copy is gone", "cluster", c)
+				return nil
+			}
+			return fmt.Errorf("reading the job copy: %w", err)
+		}
 	}
 	if !r.owned(copy) || !jobCopyOf(copy, wl) {
 		return nil

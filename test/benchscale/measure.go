@@ -28,6 +28,9 @@ type Cost struct {
 	// the latency, what of it was Courier's.
 	QueueWait Spread `json:"queueWait"`
 	Pass      Spread `json:"pass"`
+	// WorkerWrites is how long Courier's writes to workers took, up to
+	// the response headers: the API servers' share of a pass.
+	WorkerWrites Spread `json:"workerWrites"`
 	// Manager and Workers count Courier's requests from the audit logs,
 	// Workers summed over all workers.
 	Manager Requests `json:"managerRequests"`
@@ -117,6 +120,7 @@ func (r *runner) close(ctx context.Context, w window, dispatches int) (Cost, err
 	c.Reconciles = metrics.reconciles - w.metrics.reconciles
 	c.QueueWait = metrics.queueWait.since(w.metrics.queueWait).spread()
 	c.Pass = metrics.pass.since(w.metrics.pass).spread()
+	c.WorkerWrites = metrics.workerWrites.since(w.metrics.workerWrites).spread()
 	c.ReconcilesPerDispatch = c.Reconciles / d
 	c.PerWorkload.ManagerReads = float64(c.Manager.Reads) / d
 	c.PerWorkload.ManagerWrites = float64(c.Manager.Writes) / d

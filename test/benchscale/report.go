@@ -73,6 +73,7 @@ func printCost(w io.Writer, c Cost, workloads int) {
 		c.PerWorkload.ManagerReads, c.PerWorkload.ManagerWrites, topRequests(c.Manager, workloads))
 	fmt.Fprintf(w, "\tworker requests\t%.2f reads + %.2f writes /workload\t%s\n",
 		c.PerWorkload.WorkerReads, c.PerWorkload.WorkerWrites, topRequests(c.Workers, workloads))
+	fmt.Fprintf(w, "\tworker writes\t%s\tas Courier timed them, up to the response headers\n", c.WorkerWrites)
 }
 
 // printRun prints a run as a table.

@@ -7,20 +7,22 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 )
 
 // courierMetrics is what a phase reads from Courier's /metrics: its
-// dispatch controller's passes, how long work waited in its queue, and
-// how long each pass took. Set beside the latency, they tell Courier's part
-// from the API servers': a pass's time includes its requests, the wait is
-// Courier's alone.
+// dispatch controller's passes, how long work waited in its queue, how
+// long each pass took, and how long its writes to workers took. Set beside
+// the latency, they tell Courier's part from the API servers': a pass's
+// time includes its requests, the wait is Courier's alone.
 type courierMetrics struct {
-	reconciles float64
-	queueWait  histogram
-	pass       histogram
+	reconciles   float64
+	queueWait    histogram
+	pass         histogram
+	workerWrites histogram
 }
 
 // histogram is a Prometheus histogram as its text exposition gives it:
@@ -28,6 +30,16 @@ type courierMetrics struct {
 type histogram struct {
 	bounds, counts []float64
 	sum, count     float64
+}
+
+// addBucket adds a bucket's count; series of one histogram with several
+// label values, which share their bounds, add up.
+func (h *histogram) addBucket(le, v float64) {
+	if i := slices.Index(h.bounds, le); i >= 0 {
+		h.counts[i] += v
+		return
+	}
+	h.bounds, h.counts = append(h.bounds, le), append(h.counts, v)
 }
 
 // Spread summarises a histogram over a phase. P50 and P95 are the upper
@@ -83,12 +95,17 @@ func (h histogram) spread() Spread {
 	return Spread{MeanSeconds: h.sum / h.count, P50AtMost: at(0.5), P95AtMost: at(0.95)}
 }
 
-// Series of the dispatch controller, as controller-runtime names them.
+// Series of the dispatch controller, as controller-runtime names them, and
+// Courier's own of its requests to workers.
 const (
 	reconcileTotal = "controller_runtime_reconcile_total"
 	reconcileTime  = "controller_runtime_reconcile_time_seconds"
 	queueDuration  = "workqueue_queue_duration_seconds"
+	remoteDuration = "courier_remote_request_duration_seconds"
 )
+
+// remoteWrite matches the labels of a write to a worker.
+var remoteWrite = regexp.MustCompile(`verb="(create|update|patch|delete)"`)
 
 // scrapeCourier reads Courier's /metrics at addr.
 func scrapeCourier(ctx context.Context, addr string) (courierMetrics, error) {
@@ -120,19 +137,19 @@ func parseCourierMetrics(r io.Reader) (courierMetrics, error) {
 	for sc.Scan() {
 		line := sc.Text()
 		name, labels, ok := strings.Cut(line, "{")
-		if !ok || !strings.Contains(labels, dispatchController) {
+		if !ok {
 			continue
-		}
-		v, err := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64)
-		if err != nil {
-			return m, fmt.Errorf("%q: %w", line, err)
 		}
 		var h *histogram
 		series := name
 		switch {
+		case !strings.Contains(labels, dispatchController):
+			if !strings.HasPrefix(name, remoteDuration+"_") || !remoteWrite.MatchString(labels) {
+				continue
+			}
+			h, series = &m.workerWrites, strings.TrimPrefix(name, remoteDuration)
 		case name == reconcileTotal:
-			m.reconciles += v
-			continue
+			h = nil
 		case strings.HasPrefix(name, reconcileTime+"_"):
 			h, series = &m.pass, strings.TrimPrefix(name, reconcileTime)
 		case strings.HasPrefix(name, queueDuration+"_") && strings.Contains(labels, `name="dispatch"`):
@@ -140,17 +157,25 @@ func parseCourierMetrics(r io.Reader) (courierMetrics, error) {
 		default:
 			continue
 		}
+		v, err := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64)
+		if err != nil {
+			return m, fmt.Errorf("%q: %w", line, err)
+		}
+		if h == nil {
+			m.reconciles += v
+			continue
+		}
 		switch series {
 		case "_sum":
-			h.sum = v
+			h.sum += v
 		case "_count":
-			h.count = v
+			h.count += v
 		case "_bucket":
 			le, err := bucketBound(labels)
 			if err != nil {
 				return m, fmt.Errorf("%q: %w", line, err)
 			}
-			h.bounds, h.counts = append(h.bounds, le), append(h.counts, v)
+			h.addBucket(le, v)
 		}
 	}
 	return m, sc.Err()

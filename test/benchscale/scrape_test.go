@@ -25,6 +25,21 @@ workqueue_queue_duration_seconds_bucket{controller="dispatch",name="dispatch",le
 workqueue_queue_duration_seconds_bucket{controller="dispatch",name="dispatch",le="+Inf"} 100
 workqueue_queue_duration_seconds_sum{controller="dispatch",name="dispatch"} 5
 workqueue_queue_duration_seconds_count{controller="dispatch",name="dispatch"} 100
+courier_remote_request_duration_seconds_bucket{cluster="w1",verb="create",le="0.1"} 8
+courier_remote_request_duration_seconds_bucket{cluster="w1",verb="create",le="1"} 10
+courier_remote_request_duration_seconds_bucket{cluster="w1",verb="create",le="+Inf"} 10
+courier_remote_request_duration_seconds_sum{cluster="w1",verb="create"} 2
+courier_remote_request_duration_seconds_count{cluster="w1",verb="create"} 10
+courier_remote_request_duration_seconds_bucket{cluster="w2",verb="delete",le="0.1"} 10
+courier_remote_request_duration_seconds_bucket{cluster="w2",verb="delete",le="1"} 10
+courier_remote_request_duration_seconds_bucket{cluster="w2",verb="delete",le="+Inf"} 10
+courier_remote_request_duration_seconds_sum{cluster="w2",verb="delete"} 0.5
+courier_remote_request_duration_seconds_count{cluster="w2",verb="delete"} 10
+courier_remote_request_duration_seconds_bucket{cluster="w2",verb="get",le="0.1"} 0
+courier_remote_request_duration_seconds_bucket{cluster="w2",verb="get",le="1"} 0
+courier_remote_request_duration_seconds_bucket{cluster="w2",verb="get",le="+Inf"} 50
+courier_remote_request_duration_seconds_sum{cluster="w2",verb="get"} 500
+courier_remote_request_duration_seconds_count{cluster="w2",verb="get"} 50
 `
 
 func TestParseCourierMetrics(t *testing.T) {
@@ -41,6 +56,11 @@ func TestParseCourierMetrics(t *testing.T) {
 	}
 	if got, want := m.queueWait.spread(), (Spread{MeanSeconds: 0.05, P50AtMost: 1e-05, P95AtMost: 10}); got != want {
 		t.Errorf("queue wait spread = %+v, want %+v", got, want)
+	}
+	// Writes to every worker add up; reads are left out.
+	want = histogram{bounds: []float64{0.1, 1, math.Inf(1)}, counts: []float64{18, 20, 20}, sum: 2.5, count: 20}
+	if diff := cmp.Diff(want, m.workerWrites, cmp.AllowUnexported(histogram{})); diff != "" {
+		t.Errorf("worker writes (-want +got):\n%s", diff)
 	}
 }
 

@@ -15,6 +15,7 @@ const (
 	DefaultWorkerLostTimeout         = 15 * time.Minute
 	DefaultGCInterval                = time.Minute
 	DefaultDispatchConcurrency int32 = 16
+	DefaultStatusMirrorDelay         = time.Second
 	// Batch dispatch makes several requests per job to each worker; client-go's
 	// 5 QPS held MultiKueue to about one workload per second (kueue#8564).
 	DefaultWorkerQPS             float32 = 500
@@ -50,6 +51,9 @@ func SetDefaults(c *Configuration) {
 	}
 	if c.DispatchConcurrency == nil {
 		c.DispatchConcurrency = ptr.To(DefaultDispatchConcurrency)
+	}
+	if c.StatusMirrorDelay == nil {
+		c.StatusMirrorDelay = &metav1.Duration{Duration: DefaultStatusMirrorDelay}
 	}
 	c.ManagerClient = defaultClient(c.ManagerClient, DefaultManagerQPS, DefaultManagerBurst)
 	c.WorkerClient = defaultClient(c.WorkerClient, DefaultWorkerQPS, DefaultWorkerBurst)

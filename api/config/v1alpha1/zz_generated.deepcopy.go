@@ -70,6 +70,11 @@ func (in *Configuration) DeepCopyInto(out *Configuration) {
 		*out = new(int32)
 		**out = **in
 	}
+	if in.StatusMirrorDelay != nil {
+		in, out := &in.StatusMirrorDelay, &out.StatusMirrorDelay
+		*out = new(v1.Duration)
+		**out = **in
+	}
 	if in.ManagerClient != nil {
 		in, out := &in.ManagerClient, &out.ManagerClient
 		*out = new(ClientConnection)

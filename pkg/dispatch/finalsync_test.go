@@ -1,0 +1,48 @@
+package dispatch
+
+import (
+	"context"
+	"testing"
+
+	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+)
+
+// The informer already holds the job copy that shows the job's end: the
+// final status comes from it, and the worker is not asked again. That read
+// was one request to the worker per job.
+func TestFinishFromACachedFinishedCopyReadsNothing(t *testing.T) {
+	finished, _, complete, wl, local := finishedOnW1()
+	manager := fakeClient(interceptor.Funcs{}, managerObjects(wl, local)...)
+	informer := fakeClient(interceptor.Funcs{}, workloadCopy(finished()), jobCopy(t, complete))
+	reads := 0
+	api := fakeClient(interceptor.Funcs{Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+		if u, ok := obj.(*unstructured.Unstructured); ok && u.GetKind() == trainer.TrainJobKind {
+			reads++
+		}
+		return c.Get(ctx, key, obj, opts...)
+	}}, workloadCopy(finished()), jobCopy(t, complete))
+	reconcileOnce(t, newReconciler(manager, fakeRemotes{"w1": newWorker("w1", informer, api)}))
+
+	got := &trainer.TrainJob{}
+	if err := manager.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "tj"}, got); err != nil {
+		t.Fatal(err)
+	}
+	if !meta.IsStatusConditionTrue(got.Status.Conditions, trainer.TrainJobComplete) {
+		t.Errorf("manager TrainJob is not Complete: %+v", got.Status.Conditions)
+	}
+	gotWl := &kueue.Workload{}
+	if err := manager.Get(context.Background(), client.ObjectKeyFromObject(wl), gotWl); err != nil {
+		t.Fatal(err)
+	}
+	if !meta.IsStatusConditionTrue(gotWl.Status.Conditions, kueue.WorkloadFinished) {
+		t.Errorf("manager Workload is not Finished: %+v", gotWl.Status.Conditions)
+	}
+	if reads != 0 {
+		t.Errorf("the worker's job was read %d times, want none", reads)
+	}
+}

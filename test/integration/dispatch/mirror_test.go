@@ -1,0 +1,87 @@
+package dispatch
+
+import (
+	"context"
+	"sync"
+
+	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+
+	"github.com/courierdev/courier/test/integration/kueuesim"
+)
+
+// activeCounts watches the manager's TrainJob from resourceVersion rv and
+// returns what its mirrored jobsStatus said, in order, each time it
+// changed.
+func activeCounts(ctx context.Context, tj *trainer.TrainJob, rv string) func() []int32 {
+	GinkgoHelper()
+	wc, err := client.NewWithWatch(env.Manager.Config, client.Options{Scheme: env.Manager.Client.Scheme()})
+	Expect(err).NotTo(HaveOccurred())
+	w, err := wc.Watch(ctx, &trainer.TrainJobList{}, client.InNamespace(tj.Namespace),
+		client.MatchingFields{"metadata.name": tj.Name}, &client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: rv}})
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(w.Stop)
+	var mu sync.Mutex
+	var seen []int32
+	go func() {
+		defer GinkgoRecover()
+		for ev := range w.ResultChan() {
+			job, ok := ev.Object.(*trainer.TrainJob)
+			if ev.Type != watch.Modified || !ok || len(job.Status.JobsStatus) == 0 {
+				continue
+			}
+			n := ptr.Deref(job.Status.JobsStatus[0].Active, 0)
+			mu.Lock()
+			if len(seen) == 0 || seen[len(seen)-1] != n {
+				seen = append(seen, n)
+			}
+			mu.Unlock()
+		}
+	}()
+	return func() []int32 {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]int32(nil), seen...)
+	}
+}
+
+var _ = Describe("Mirroring a dispatched job's status", func() {
+	var ns string
+	BeforeEach(func(ctx context.Context) { ns = namespaceEverywhere(ctx) })
+
+	It("mirrors a burst of status changes in one write, and the job's end", func(ctx context.Context) {
+		worker := env.Workers[0]
+		tj := trainJob(ns).Obj()
+		wl := dispatchTo(ctx, tj, worker)
+		remote := expectTrainJobOnlyOn(ctx, tj, worker)
+		local := &trainer.TrainJob{}
+		Expect(env.Manager.Client.Get(ctx, client.ObjectKeyFromObject(tj), local)).To(Succeed())
+		seen := activeCounts(ctx, tj, local.ResourceVersion)
+
+		By("changing the copy's status five times within statusMirrorDelay (1s)")
+		for n := int32(1); n <= 5; n++ {
+			remote.Status.JobsStatus = []trainer.JobStatus{{Name: "node", Active: ptr.To(n),
+				Ready: ptr.To[int32](0), Succeeded: ptr.To[int32](0), Failed: ptr.To[int32](0), Suspended: ptr.To[int32](0)}}
+			Expect(worker.Client.Status().Update(ctx, remote)).To(Succeed())
+		}
+		Eventually(seen).Should(ContainElement(int32(5)))
+		Expect(seen()).To(Equal([]int32{5}), "the manager's TrainJob showed only the last of the changes")
+
+		By("mirroring the status that ends the job, then finishing the Workload")
+		meta.SetStatusCondition(&remote.Status.Conditions, metav1.Condition{Type: trainer.TrainJobComplete, Status: metav1.ConditionTrue, Reason: "JobsCompleted", Message: "done"})
+		Expect(worker.Client.Status().Update(ctx, remote)).To(Succeed())
+		kueuesim.SetRemoteCondition(ctx, worker, wl, metav1.Condition{Type: kueue.WorkloadFinished, Status: metav1.ConditionTrue, Reason: kueue.WorkloadFinishedReasonSucceeded, Message: "Job finished successfully"})
+		Eventually(func(g Gomega) {
+			g.Expect(env.Manager.Client.Get(ctx, client.ObjectKeyFromObject(tj), local)).To(Succeed())
+			g.Expect(meta.IsStatusConditionTrue(local.Status.Conditions, trainer.TrainJobComplete)).To(BeTrue())
+			g.Expect(meta.IsStatusConditionTrue(sim.ManagerWorkload(ctx, g, wl).Status.Conditions, kueue.WorkloadFinished)).To(BeTrue())
+		}).Should(Succeed())
+	})
+})
