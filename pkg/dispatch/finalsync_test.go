@@ -28,6 +28,16 @@ func TestFinishFromACachedFinishedCopyReadsNothing(t *testing.T) {
 	}}, workloadCopy(finished()), jobCopy(t, complete))
 	reconcileOnce(t, newReconciler(manager, fakeRemotes{"w1": newWorker("w1", informer, api)}))
 
+	expectCompleteAndFinished(t, manager, wl)
+	if reads != 0 {
+		t.Errorf("the worker's job was read %d times, want none", reads)
+	}
+}
+
+// expectCompleteAndFinished checks that the manager's TrainJob shows
+// Complete and its Workload Finished, and returns the TrainJob.
+func expectCompleteAndFinished(t *testing.T, manager client.Client, wl *kueue.Workload) *trainer.TrainJob {
+	t.Helper()
 	got := &trainer.TrainJob{}
 	if err := manager.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "tj"}, got); err != nil {
 		t.Fatal(err)
@@ -42,7 +52,5 @@ func TestFinishFromACachedFinishedCopyReadsNothing(t *testing.T) {
 	if !meta.IsStatusConditionTrue(gotWl.Status.Conditions, kueue.WorkloadFinished) {
 		t.Errorf("manager Workload is not Finished: %+v", gotWl.Status.Conditions)
 	}
-	if reads != 0 {
-		t.Errorf("the worker's job was read %d times, want none", reads)
-	}
+	return got
 }

@@ -182,22 +182,9 @@ func TestFinishMirrorsTheFinalStatusFirst(t *testing.T) {
 	api := fakeClient(interceptor.Funcs{}, workloadCopy(finished()), jobCopy(t, complete))
 	reconcileOnce(t, newReconciler(manager, fakeRemotes{"w1": newWorker("w1", informer, api)}))
 
-	got := &trainer.TrainJob{}
-	if err := manager.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "tj"}, got); err != nil {
-		t.Fatal(err)
-	}
+	got := expectCompleteAndFinished(t, manager, wl)
 	if diff := cmp.Diff(complete.Status.JobsStatus, got.Status.JobsStatus); diff != "" {
 		t.Errorf("manager TrainJob jobsStatus is not the worker's final one (-want +got):\n%s", diff)
-	}
-	if !meta.IsStatusConditionTrue(got.Status.Conditions, trainer.TrainJobComplete) {
-		t.Errorf("manager TrainJob is not Complete: %+v", got.Status.Conditions)
-	}
-	gotWl := &kueue.Workload{}
-	if err := manager.Get(context.Background(), client.ObjectKeyFromObject(wl), gotWl); err != nil {
-		t.Fatal(err)
-	}
-	if !meta.IsStatusConditionTrue(gotWl.Status.Conditions, kueue.WorkloadFinished) {
-		t.Errorf("manager Workload is not Finished: %+v", gotWl.Status.Conditions)
 	}
 	if diff := cmp.Diff([]string{"TrainJob", "Workload"}, writes); diff != "" {
 		t.Errorf("status writes on the manager in the wrong order (-want +got):\n%s", diff)
