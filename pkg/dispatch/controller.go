@@ -145,12 +145,13 @@ func New(c client.Client, remotes Remotes, recorder events.EventRecorder, opts O
 }
 
 // OnRemoteChange maps a worker's object to the manager Workload it belongs
-// to and queues that Workload; old is the object before an update, nil
-// otherwise. It blocks while the queue is full, since dropping the event
-// could lose a status change, but not past shutdown.
+// to and queues that Workload, unless the change is one no plan reads (see
+// copyChangeMatters); old is the object before an update, nil otherwise.
+// It blocks while the queue is full, since dropping the event could lose a
+// status change, but not past shutdown.
 func (r *Reconciler) OnRemoteChange(_ string, old, obj client.Object) {
 	name := workloadOf(obj)
-	if name == "" {
+	if name == "" || (old != nil && !copyChangeMatters(old, obj)) {
 		return
 	}
 	r.enqueue(remoteChange{
@@ -188,7 +189,7 @@ func (r *Reconciler) SetupWithManager(mgr manager.Manager) error {
 	}
 	b := builder.ControllerManagedBy(mgr).
 		Named("dispatch").
-		For(&kueue.Workload{}, builder.WithPredicates(r.courierWorkloads())).
+		For(&kueue.Workload{}, builder.WithPredicates(r.courierWorkloads(), workloadChanged())).
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.opts.Concurrency}).
 		WatchesRawSource(source.TypedChannel(r.remote, handler.TypedFuncs[remoteChange, reconcile.Request]{
 			GenericFunc: func(_ context.Context, e event.TypedGenericEvent[remoteChange], q workqueue.TypedRateLimitingInterface[reconcile.Request]) {

@@ -3,6 +3,7 @@ package dispatch
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -89,16 +90,17 @@ func (r *Reconciler) remoteState(ctx context.Context, remote *cluster.Remote, wl
 			// Deleted, with its pods first where the kind allows: until it
 			// (and, if not, what runs its pods, noted by deleteCopies) is
 			// gone they may run.
-			rs.OldJob = true
+			rs.OldJob, rs.Held = true, heldBy(copy)
 		case !jobCopyOf(copy, wl) || ofEarlierAdmission(copy, wl):
 			// A copy made for another Workload of a job of the same name,
 			// or for an admission before the last eviction.
-			rs.Stale, rs.OldJob = true, true
+			rs.Stale, rs.OldJob, rs.Held = true, true, heldBy(copy)
 		default:
 			// A copy someone else is deleting still says how the job ended.
 			rs.OldJob = copy.GetDeletionTimestamp() != nil
 			if rs.OldJob {
 				r.remnants.note(remote.Name, job.adapter, copy, now)
+				rs.Held = heldBy(copy)
 			}
 			rs.HasJob, rs.jobCopy = true, copy
 			rs.JobOutcome = job.adapter.Outcome(copy)
@@ -123,6 +125,29 @@ func (r *Reconciler) remoteState(ctx context.Context, remote *cluster.Remote, wl
 		}
 	}
 	return rs, nil
+}
+
+// heldBy names the finalizers that hold a job copy being deleted, and since
+// when; "" for a copy not being deleted or held by none of them. Courier's
+// own, which it releases as it deletes, and the garbage collector's, which
+// a foreground delete sets until the pods are gone, are not named: those
+// go by themselves.
+func heldBy(copy *unstructured.Unstructured) string {
+	ts := copy.GetDeletionTimestamp()
+	if ts == nil {
+		return ""
+	}
+	var held []string
+	for _, f := range copy.GetFinalizers() {
+		if f != courier.RemoteFinalizer && f != metav1.FinalizerDeleteDependents && f != metav1.FinalizerOrphanDependents {
+			held = append(held, f)
+		}
+	}
+	if len(held) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s %s/%s has been deleting since %s, held by the finalizers %s",
+		copy.GetKind(), copy.GetNamespace(), copy.GetName(), ts.UTC().Format(time.RFC3339), strings.Join(held, ", "))
 }
 
 // goesWithOwner reports whether a remote object is on its way out with its

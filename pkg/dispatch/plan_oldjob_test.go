@@ -2,9 +2,15 @@ package dispatch
 
 import (
 	"testing"
+	"time"
 
+	"github.com/google/go-cmp/cmp"
+	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
+	courier "github.com/courierdev/courier/api/v1alpha1"
 	kueuetesting "github.com/courierdev/courier/pkg/testing/kueue"
 )
 
@@ -18,6 +24,8 @@ import (
 func TestPlanWaitsForOldJobCopies(t *testing.T) {
 	earlier := func() *kueuetesting.WorkloadWrapper { return local().Evicted("Preempted", 1) }
 	waiting := `Waiting for worker "a" to delete an earlier copy of the job and its pods before dispatching again.`
+	held := "TrainJob team-a/job has been deleting since 2026-11-26T04:00:00Z, held by the finalizers example.com/hold"
+	heldAdvice := "; if no controller on the worker removes them, remove them there by hand."
 	runPlanCases(t, map[string]struct {
 		o    Observed
 		want Plan
@@ -33,6 +41,18 @@ func TestPlanWaitsForOldJobCopies(t *testing.T) {
 				Remotes: map[string]Remote{"a": {OldJob: true, Stale: true}, "b": {Workload: copyOf().Admit(t0).Obj()}}},
 			want: Plan{Delete: []string{"a", "b"},
 				Status: &StatusChange{State: kueue.CheckStatePending, Message: waiting}},
+		},
+		"an old job copy a foreign finalizer holds: the wait names it, and what to do": {
+			o: Observed{Workload: local().Obj(), Check: pendingCheck, Candidates: both, Health: connected,
+				Remotes: map[string]Remote{"a": {OldJob: true, Held: held}}},
+			want: Plan{Delete: []string{"a"},
+				Status: &StatusChange{State: kueue.CheckStatePending, Message: waiting + " " + held + heldAdvice}},
+		},
+		"the earlier admission's job copy a foreign finalizer holds: the wait names it": {
+			o: Observed{Workload: earlier().Obj(), Check: pendingCheck, Placement: &Placement{Cluster: "a"}, Evictions: 1,
+				Candidates: both, Health: connected, Remotes: map[string]Remote{"a": {OldJob: true, Held: held}}},
+			want: Plan{Delete: []string{"a"},
+				Status: &StatusChange{State: kueue.CheckStatePending, Message: `Removing the copies an earlier admission left on worker "a" before dispatching again. ` + held + heldAdvice}},
 		},
 		"already waiting: nothing to write, the copies are deleted again": {
 			o: Observed{Workload: local().Obj(), Check: kueue.AdmissionCheckState{Name: check, State: kueue.CheckStatePending, Message: waiting},
@@ -91,4 +111,42 @@ func TestPlanWaitsForRemnants(t *testing.T) {
 				Status: &StatusChange{State: kueue.CheckStatePending, Message: `Removing the copies an earlier admission left on worker "a" before dispatching again.`}},
 		},
 	})
+}
+
+func TestHeldBy(t *testing.T) {
+	deleting := metav1.NewTime(time.Date(2026, 11, 26, 4, 0, 0, 0, time.UTC))
+	cases := map[string]struct {
+		deletion   *metav1.Time
+		finalizers []string
+		want       string
+	}{
+		"not being deleted": {
+			finalizers: []string{"example.com/hold"},
+		},
+		"being deleted, held by nothing": {
+			deletion: &deleting,
+		},
+		"held by Courier's finalizer and the garbage collector's alone, which go by themselves": {
+			deletion:   &deleting,
+			finalizers: []string{courier.RemoteFinalizer, metav1.FinalizerDeleteDependents},
+		},
+		"held by a foreign finalizer: named, with the time": {
+			deletion:   &deleting,
+			finalizers: []string{metav1.FinalizerDeleteDependents, "example.com/hold", "example.com/audit"},
+			want:       "TrainJob team-a/job has been deleting since 2026-11-26T04:00:00Z, held by the finalizers example.com/hold, example.com/audit",
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			copy := &unstructured.Unstructured{}
+			copy.SetGroupVersionKind(trainer.SchemeGroupVersion.WithKind("TrainJob"))
+			copy.SetNamespace("team-a")
+			copy.SetName("job")
+			copy.SetDeletionTimestamp(tc.deletion)
+			copy.SetFinalizers(tc.finalizers)
+			if diff := cmp.Diff(tc.want, heldBy(copy)); diff != "" {
+				t.Errorf("heldBy (-want +got):\n%s", diff)
+			}
+		})
+	}
 }

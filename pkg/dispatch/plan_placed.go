@@ -228,7 +228,7 @@ func planEarlierPlacement(o Observed) Plan {
 		p.ClearRecord = p.Record == nil
 		return p
 	case h.Connected:
-		p := pending(o, fmt.Sprintf("Removing the copies an earlier admission left on worker %q before dispatching again.", c), nil)
+		p := pending(o, fmt.Sprintf("Removing the copies an earlier admission left on worker %q before dispatching again.", c)+heldNote(o.Remotes[c]), nil)
 		p.Delete = withCopies(o.Remotes, "")
 		return p
 	}

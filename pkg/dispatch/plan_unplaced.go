@@ -56,7 +56,7 @@ func planUnplaced(o Observed) Plan {
 			"No worker admitted the workload within the policy's maxWaitTime; requeueing it. "+o.Decision.Message)
 	}
 	if c := oldJobOn(o); c != "" {
-		msg := fmt.Sprintf("Waiting for worker %q to delete an earlier copy of the job and its pods before dispatching again.", c)
+		msg := fmt.Sprintf("Waiting for worker %q to delete an earlier copy of the job and its pods before dispatching again.", c) + heldNote(o.Remotes[c])
 		if why := o.Remotes[c].RemnantUnknown; why != "" {
 			msg = fmt.Sprintf("Waiting for worker %q to delete what ran an earlier copy of the job before dispatching again: %s.", c, why)
 		}
@@ -68,6 +68,15 @@ func planUnplaced(o Observed) Plan {
 		return planWinner(o, winner)
 	}
 	return planNominate(o)
+}
+
+// heldNote is what a waiting message adds about an old job copy that
+// finalizers hold, or "".
+func heldNote(r Remote) string {
+	if r.Held == "" {
+		return ""
+	}
+	return " " + r.Held + "; if no controller on the worker removes them, remove them there by hand."
 }
 
 // oldJobOn names the first connected worker that still holds a job copy

@@ -6,8 +6,11 @@ import (
 
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
+	kueuetesting "github.com/courierdev/courier/pkg/testing/kueue"
 	trainertesting "github.com/courierdev/courier/pkg/testing/trainer"
 )
 
@@ -57,6 +60,108 @@ func TestJobChanged(t *testing.T) {
 			tc.update(cur)
 			if got := jobChanged().Update(event.UpdateEvent{ObjectOld: old, ObjectNew: cur}); got != tc.want {
 				t.Errorf("jobChanged() = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestWorkloadChanged(t *testing.T) {
+	podsReady := func(w *kueuetesting.WorkloadWrapper) {
+		w.Condition(kueue.WorkloadPodsReady, metav1.ConditionTrue, "PodsReady", t0)
+	}
+	cases := map[string]struct {
+		update func(*kueuetesting.WorkloadWrapper)
+		// manager and copy: whether a pass is queued for the change on the
+		// manager Workload, and on a Workload copy.
+		manager, copy bool
+	}{
+		"Admitted, after Courier's Ready: read on copies alone": {
+			update: func(w *kueuetesting.WorkloadWrapper) { w.Admit(t0) },
+			copy:   true,
+		},
+		"PodsReady: read on neither": {
+			update: podsReady,
+		},
+		"a finalizer released: read on neither": {
+			update: func(w *kueuetesting.WorkloadWrapper) { w.Finalizers = nil },
+		},
+		"PodsReady with an admission check's change": {
+			update:  func(w *kueuetesting.WorkloadWrapper) { podsReady(w); w.Check(check, kueue.CheckStateReady, "") },
+			manager: true, copy: true,
+		},
+		"the Workload finished": {
+			update: func(w *kueuetesting.WorkloadWrapper) {
+				w.Condition(kueue.WorkloadFinished, metav1.ConditionTrue, "Succeeded", t0)
+			},
+			manager: true, copy: true,
+		},
+		"a condition changed its reason": {
+			update: func(w *kueuetesting.WorkloadWrapper) {
+				w.Condition(kueue.WorkloadQuotaReserved, metav1.ConditionTrue, "QuotaReservedAgain", time.Time{})
+			},
+			manager: true, copy: true,
+		},
+		"evicted": {
+			update:  func(w *kueuetesting.WorkloadWrapper) { w.Evicted("Preempted", 1) },
+			manager: true, copy: true,
+		},
+		"deactivated, a new generation": {
+			update:  func(w *kueuetesting.WorkloadWrapper) { w.Active(false); w.Generation++ },
+			manager: true, copy: true,
+		},
+		"its deletion": {
+			update:  func(w *kueuetesting.WorkloadWrapper) { w.Deleting(t0) },
+			manager: true, copy: true,
+		},
+		"Courier's placement record": {
+			update:  func(w *kueuetesting.WorkloadWrapper) { w.Annotation("courier.dev/placement", `{"cluster":"a"}`) },
+			manager: true, copy: true,
+		},
+		"an owner, set by the worker's Kueue": {
+			update: func(w *kueuetesting.WorkloadWrapper) {
+				w.Owner("trainer.kubeflow.org/v1alpha1", "TrainJob", "job", "job-uid")
+			},
+			manager: true, copy: true,
+		},
+		"a resync, which changes nothing: the informers' second look": {
+			update:  func(w *kueuetesting.WorkloadWrapper) { w.ResourceVersion = "1" },
+			manager: true, copy: true,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			w := local().Check(check, kueue.CheckStatePending, "")
+			w.ResourceVersion, w.Generation, w.Finalizers = "1", 1, []string{kueue.ResourceInUseFinalizerName}
+			old := w.DeepCopy()
+			w.ResourceVersion = "2"
+			tc.update(w)
+			cur := w.Obj()
+			if got := workloadChanged().Update(event.UpdateEvent{ObjectOld: old, ObjectNew: cur}); got != tc.manager {
+				t.Errorf("workloadChanged() = %v, want %v", got, tc.manager)
+			}
+			if got := copyChangeMatters(old, cur); got != tc.copy {
+				t.Errorf("copyChangeMatters() = %v, want %v", got, tc.copy)
+			}
+		})
+	}
+}
+
+func TestCopyChangeMattersForEveryCreationDeletionAndJob(t *testing.T) {
+	wl := local().Obj()
+	job := trainertesting.MakeTrainJob("job", "team-a").Obj()
+	jobNow := job.DeepCopy()
+	jobNow.ResourceVersion = "2"
+	cases := map[string]struct {
+		old, cur client.Object
+	}{
+		"a Workload copy created":     {cur: wl},
+		"a Workload copy deleted":     {cur: wl},
+		"a job copy's status changed": {old: job, cur: jobNow},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if !copyChangeMatters(tc.old, tc.cur) {
+				t.Error("copyChangeMatters() = false, want true")
 			}
 		})
 	}

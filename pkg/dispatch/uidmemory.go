@@ -32,6 +32,10 @@ type uidMemory struct {
 	ttl  time.Duration
 	mu   sync.Mutex
 	uids map[types.UID]time.Time
+	// swept is when expired UIDs were last dropped: at most once a TTL, so
+	// that an add costs O(1) however many UIDs are remembered, and the map
+	// holds at most two TTLs of adds.
+	swept time.Time
 }
 
 func newUIDMemory(ttl time.Duration) *uidMemory {
@@ -46,8 +50,11 @@ func (m *uidMemory) add(uid types.UID, now time.Time) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.uids[uid] = now
-	// Forgetting here keeps the map as small as the adds of the last TTL,
-	// without a goroutine of its own.
+	// Forgetting here bounds the map without a goroutine of its own.
+	if now.Sub(m.swept) <= m.ttl {
+		return
+	}
+	m.swept = now
 	for u, at := range m.uids {
 		if now.Sub(at) > m.ttl {
 			delete(m.uids, u)

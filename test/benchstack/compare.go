@@ -184,8 +184,12 @@ func Compare(ctx context.Context, opts CompareOptions, out io.Writer) (err error
 			if err != nil {
 				return fmt.Errorf("running %s through %s: %w", load.Name, name, err)
 			}
-			logf("Measured %s, %s: %.2f workloads/s, quota→Ready p95 %.1f s, %.1f requests to workers per workload, %.1f ms dispatcher CPU per workload",
-				load.Name, res.SystemLabel, res.Throughput, res.QuotaToReady.P95, res.Requests.PerWorkload.Total, res.Dispatcher.CPUMsPerWorkload)
+			passes := ""
+			if res.Dispatcher.PassesPerWorkload > 0 {
+				passes = fmt.Sprintf(" in %.1f passes", res.Dispatcher.PassesPerWorkload)
+			}
+			logf("Measured %s, %s: %.2f workloads/s, quota→Ready p95 %.1f s, %.1f requests to workers per workload, %.1f ms dispatcher CPU per workload%s",
+				load.Name, res.SystemLabel, res.Throughput, res.QuotaToReady.P95, res.Requests.PerWorkload.Total, res.Dispatcher.CPUMsPerWorkload, passes)
 			if len(res.Profiles) > 0 {
 				logf("Saved %d CPU profiles of Courier over %s: go tool pprof -top %s %s", len(res.Profiles), load.Name,
 					filepath.Join(opts.Bin, "courier"), filepath.Join(prof.dir, load.Name+"-*.pprof"))

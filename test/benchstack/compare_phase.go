@@ -93,6 +93,10 @@ func runPhase(ctx context.Context, env *localcluster.Env, sys System, load Load,
 		return nil, err
 	}
 	res := &PhaseResult{System: sys.Name, SystemLabel: sys.Label, Load: load.Name, Kind: load.kind(), Batch: load.Batch, Jobs: load.Jobs, Rate: load.Rate, Run: run}
+	passes, err := countPasses(ctx, env, sys)
+	if err != nil {
+		return nil, err
+	}
 	meter, err := startMeter(pctx, procs, sys.Process)
 	if err != nil {
 		return nil, err
@@ -114,6 +118,9 @@ func runPhase(ctx context.Context, env *localcluster.Env, sys System, load Load,
 	end := time.Now()
 	res.WindowSeconds = end.Sub(res.Started).Seconds()
 	meter.stop(res, sys, load.Jobs)
+	if err := passes.stop(ctx, res); err != nil {
+		return nil, err
+	}
 	if err := profiled.wait(res); err != nil {
 		return nil, err
 	}
@@ -264,5 +271,39 @@ func drain(ctx context.Context, mgr client.Client, run, prefix string) error {
 	if err != nil {
 		return fmt.Errorf("waiting for the phase's jobs and Workloads to be deleted: %w", err)
 	}
+	return nil
+}
+
+// passCount counts Courier's dispatch passes over a phase, from its
+// metrics; for another system it counts nothing.
+type passCount struct {
+	url    string
+	before float64
+}
+
+func countPasses(ctx context.Context, env *localcluster.Env, sys System) (*passCount, error) {
+	if sys.Name != SystemCourier {
+		return &passCount{}, nil
+	}
+	url, err := env.CourierMetricsURL()
+	if err != nil {
+		return nil, err
+	}
+	before, err := scrapePasses(ctx, url)
+	if err != nil {
+		return nil, err
+	}
+	return &passCount{url: url, before: before}, nil
+}
+
+func (c *passCount) stop(ctx context.Context, res *PhaseResult) error {
+	if c.url == "" || res.Jobs == 0 {
+		return nil
+	}
+	after, err := scrapePasses(ctx, c.url)
+	if err != nil {
+		return err
+	}
+	res.Dispatcher.PassesPerWorkload = (after - c.before) / float64(res.Jobs)
 	return nil
 }

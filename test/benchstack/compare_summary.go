@@ -83,6 +83,9 @@ type DispatcherCost struct {
 	CPUSeconds       float64 `json:"cpuSeconds"`
 	CPUMsPerWorkload float64 `json:"cpuMsPerWorkload"`
 	PeakRSSMiB       float64 `json:"peakRSSMiB"`
+	// PassesPerWorkload are Courier's dispatch passes (reconciles) per
+	// workload; less noisy than the CPU from run to run. Courier only.
+	PassesPerWorkload float64 `json:"passesPerWorkload,omitempty"`
 }
 
 // ProcessCPU is one process's CPU during the phase: seconds, its share of

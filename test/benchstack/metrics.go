@@ -25,29 +25,62 @@ type requestCounts struct {
 	Errors   map[string]map[string]uint64
 }
 
+// reconcilesMetric is controller-runtime's count of each controller's
+// passes; Courier's dispatch controller is "dispatch".
+const reconcilesMetric = "controller_runtime_reconcile_total"
+
 // scrape reads Courier's request counters from its metrics endpoint.
 func scrape(ctx context.Context, url string) (requestCounts, error) {
+	families, err := metricFamilies(ctx, url)
+	if err != nil {
+		return requestCounts{}, err
+	}
+	return countRequests(families), nil
+}
+
+// scrapePasses reads how many passes Courier's dispatch controller has
+// made, whatever their result.
+func scrapePasses(ctx context.Context, url string) (float64, error) {
+	families, err := metricFamilies(ctx, url)
+	if err != nil {
+		return 0, err
+	}
+	return dispatchPasses(families), nil
+}
+
+func dispatchPasses(families map[string]*dto.MetricFamily) float64 {
+	var n float64
+	for _, m := range families[reconcilesMetric].GetMetric() {
+		if labelsOf(m)["controller"] == "dispatch" {
+			n += m.GetCounter().GetValue()
+		}
+	}
+	return n
+}
+
+// metricFamilies reads and parses Courier's metrics endpoint.
+func metricFamilies(ctx context.Context, url string) (map[string]*dto.MetricFamily, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
-		return requestCounts{}, err
+		return nil, err
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return requestCounts{}, fmt.Errorf("scraping Courier's metrics: %w", err)
+		return nil, fmt.Errorf("scraping Courier's metrics: %w", err)
 	}
 	defer func() { _ = resp.Body.Close() }()
 	if resp.StatusCode != http.StatusOK {
 		body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-		return requestCounts{}, fmt.Errorf("scraping Courier's metrics: %s: %s", resp.Status, body)
+		return nil, fmt.Errorf("scraping Courier's metrics: %s: %s", resp.Status, body)
 	}
 	parser := expfmt.NewTextParser(model.UTF8Validation)
 	families, err := parser.TextToMetricFamilies(resp.Body)
 	if err != nil {
-		return requestCounts{}, fmt.Errorf("parsing Courier's metrics: %w", err)
+		return nil, fmt.Errorf("parsing Courier's metrics: %w", err)
 	}
-	return countRequests(families), nil
+	return families, nil
 }
 
 // countRequests takes the request counts out of the metric families: the
