@@ -48,10 +48,14 @@ func statusWait(old, cur client.Object, adapters map[schema.GroupKind]adapter.Ad
 // object's status: its spec (a new generation), its deletion, labels,
 // annotations, finalizers or owners.
 func specOrMetaChanged(old, cur client.Object) bool {
+	return specOrMetaChangedButFinalizers(old, cur) || !slices.Equal(old.GetFinalizers(), cur.GetFinalizers())
+}
+
+// specOrMetaChangedButFinalizers is specOrMetaChanged, blind to finalizers.
+func specOrMetaChangedButFinalizers(old, cur client.Object) bool {
 	return old.GetGeneration() != cur.GetGeneration() ||
 		!equality.Semantic.DeepEqual(old.GetDeletionTimestamp(), cur.GetDeletionTimestamp()) ||
 		!equality.Semantic.DeepEqual(old.GetLabels(), cur.GetLabels()) ||
 		!equality.Semantic.DeepEqual(old.GetAnnotations(), cur.GetAnnotations()) ||
-		!slices.Equal(old.GetFinalizers(), cur.GetFinalizers()) ||
 		!equality.Semantic.DeepEqual(old.GetOwnerReferences(), cur.GetOwnerReferences())
 }

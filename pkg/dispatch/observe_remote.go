@@ -90,17 +90,16 @@ func (r *Reconciler) remoteState(ctx context.Context, remote *cluster.Remote, wl
 			// Deleted, with its pods first where the kind allows: until it
 			// (and, if not, what runs its pods, noted by deleteCopies) is
 			// gone they may run.
-			rs.OldJob, rs.Held = true, heldBy(copy)
+			rs.OldJob = true
 		case !jobCopyOf(copy, wl) || ofEarlierAdmission(copy, wl):
 			// A copy made for another Workload of a job of the same name,
 			// or for an admission before the last eviction.
-			rs.Stale, rs.OldJob, rs.Held = true, true, heldBy(copy)
+			rs.Stale, rs.OldJob = true, true
 		default:
 			// A copy someone else is deleting still says how the job ended.
 			rs.OldJob = copy.GetDeletionTimestamp() != nil
 			if rs.OldJob {
 				r.remnants.note(remote.Name, job.adapter, copy, now)
-				rs.Held = heldBy(copy)
 			}
 			rs.HasJob, rs.jobCopy = true, copy
 			rs.JobOutcome = job.adapter.Outcome(copy)
@@ -109,6 +108,9 @@ func (r *Reconciler) remoteState(ctx context.Context, remote *cluster.Remote, wl
 				patch, err := job.adapter.StatusPatch(job.obj, copy)
 				rs.JobMirrored = err == nil && patch == nil
 			}
+		}
+		if err == nil && rs.OldJob {
+			rs.Held = heldBy(copy)
 		}
 	}
 	if !rs.HasJob && rs.Workload == nil && !rs.Stale && !rs.OldJob {

@@ -50,14 +50,7 @@ func copyChangeMatters(old, cur client.Object) bool {
 // which changes nothing, matters: it is the informers' periodic second
 // look.
 func workloadMatters(old, cur *kueue.Workload, unread []string) bool {
-	if old.ResourceVersion == cur.ResourceVersion {
-		return true
-	}
-	if old.Generation != cur.Generation ||
-		!equality.Semantic.DeepEqual(old.DeletionTimestamp, cur.DeletionTimestamp) ||
-		!equality.Semantic.DeepEqual(old.Labels, cur.Labels) ||
-		!equality.Semantic.DeepEqual(old.Annotations, cur.Annotations) ||
-		!equality.Semantic.DeepEqual(old.OwnerReferences, cur.OwnerReferences) {
+	if old.ResourceVersion == cur.ResourceVersion || specOrMetaChangedButFinalizers(old, cur) {
 		return true
 	}
 	before, after := old.Status, cur.Status
