@@ -291,8 +291,8 @@ func CopyForWorker(obj *unstructured.Unstructured, origin string) *unstructured.
 // worker's, field by field and down to nested keys: what the worker no
 // longer has is removed on the manager too.
 func (k *kindAdapter) StatusPatch(local, remote *unstructured.Unstructured) ([]byte, error) {
-	remoteStatus, _, _ := unstructured.NestedMap(remote.Object, "status")
-	localStatus, _, _ := unstructured.NestedMap(local.Object, "status")
+	remoteStatus := nestedMapNoCopy(remote.Object, "status")
+	localStatus := nestedMapNoCopy(local.Object, "status")
 	desired := map[string]any{}
 	if len(k.StatusFields) == 0 {
 		for f, v := range remoteStatus {
@@ -364,8 +364,9 @@ var (
 
 // Outcome implements Adapter.
 func (k *kindAdapter) Outcome(job *unstructured.Unstructured) Outcome {
-	conds, _, _ := unstructured.NestedSlice(job.Object, "status", "conditions")
-	for _, c := range conds {
+	conds, _, _ := unstructured.NestedFieldNoCopy(job.Object, "status", "conditions")
+	list, _ := conds.([]any)
+	for _, c := range list {
 		m, ok := c.(map[string]any)
 		if !ok || m["status"] != "True" {
 			continue
@@ -389,12 +390,21 @@ func (k *kindAdapter) ClearActivityPatch(local *unstructured.Unstructured) ([]by
 	if k.Outcome(local).Finished {
 		return nil, nil
 	}
-	status, _, _ := unstructured.NestedMap(local.Object, "status")
+	status := nestedMapNoCopy(local.Object, "status")
 	desired := maps.Clone(status)
 	for _, f := range k.activity {
 		delete(desired, f)
 	}
 	return statusMergePatch(status, desired)
+}
+
+// nestedMapNoCopy is the map at fields in obj, or nil, shared with obj:
+// for reading only. unstructured.NestedMap copies it whole, which every
+// pass would pay for each job and copy it compares.
+func nestedMapNoCopy(obj map[string]any, fields ...string) map[string]any {
+	v, _, _ := unstructured.NestedFieldNoCopy(obj, fields...)
+	m, _ := v.(map[string]any)
+	return m
 }
 
 // statusMergePatch returns the JSON merge patch that turns status from into

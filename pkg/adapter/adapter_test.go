@@ -17,7 +17,7 @@ import (
 	trainertesting "github.com/courierdev/courier/pkg/testing/trainer"
 )
 
-func toUnstructured(t *testing.T, obj runtime.Object) *unstructured.Unstructured {
+func toUnstructured(t testing.TB, obj runtime.Object) *unstructured.Unstructured {
 	t.Helper()
 	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
 	if err != nil {
@@ -26,7 +26,7 @@ func toUnstructured(t *testing.T, obj runtime.Object) *unstructured.Unstructured
 	return &unstructured.Unstructured{Object: m}
 }
 
-func trainJob(t *testing.T, w *trainertesting.TrainJobWrapper) *unstructured.Unstructured {
+func trainJob(t testing.TB, w *trainertesting.TrainJobWrapper) *unstructured.Unstructured {
 	tj := w.Obj()
 	tj.TypeMeta = metav1.TypeMeta{APIVersion: trainer.GroupVersion.String(), Kind: trainer.TrainJobKind}
 	tj.UID = "uid-1"

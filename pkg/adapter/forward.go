@@ -90,7 +90,7 @@ func (k *kindAdapter) view(job *unstructured.Unstructured) map[string]any {
 	}
 	meta(labelsField, job.GetLabels())
 	meta(annotationsField, job.GetAnnotations())
-	spec, _, _ := unstructured.NestedMap(job.Object, "spec")
+	spec := nestedMapNoCopy(job.Object, "spec")
 	if spec == nil {
 		return out
 	}
@@ -240,7 +240,9 @@ func (k *kindAdapter) Forward(local, remote *unstructured.Unstructured, to Desti
 		sent = haveHash
 	}
 	var f Forwarding
-	out := remote.DeepCopy()
+	// The copy as it must become, made at the first field to write: most
+	// passes find nothing to write, and need no copy of the whole object.
+	var out *unstructured.Unstructured
 	record := maps.Clone(sent)
 	fields := slices.Sorted(maps.Keys(wantHash))
 	for field := range haveHash {
@@ -249,7 +251,6 @@ func (k *kindAdapter) Forward(local, remote *unstructured.Unstructured, to Desti
 		}
 	}
 	slices.Sort(fields)
-	written := false
 	for _, field := range fields {
 		w, h, s := wantHash[field], haveHash[field], sent[field]
 		if w == h {
@@ -274,12 +275,15 @@ func (k *kindAdapter) Forward(local, remote *unstructured.Unstructured, to Desti
 			}
 			f.Restored = append(f.Restored, field)
 		}
+		if out == nil {
+			out = remote.DeepCopy()
+		}
 		if err := k.set(out, want, field); err != nil {
 			return Forwarding{}, fmt.Errorf("setting %s on the copy: %w", field, err)
 		}
-		record[field], written = w, true
+		record[field] = w
 	}
-	if !written {
+	if out == nil {
 		return f, nil
 	}
 	for field, h := range record {

@@ -13,7 +13,7 @@ import (
 
 // workerStarts does to a copy what the worker's API server and Kueue do to
 // a TrainJob they start: Kueue's own RuntimePatch entry, and no suspend.
-func workerStarts(t *testing.T, copy *unstructured.Unstructured) {
+func workerStarts(t testing.TB, copy *unstructured.Unstructured) {
 	t.Helper()
 	patches, _, _ := unstructured.NestedSlice(copy.Object, "spec", "runtimePatches")
 	patches = append(patches, map[string]any{"manager": "kueue.x-k8s.io/manager", "time": "2026-11-23T10:00:00Z"})

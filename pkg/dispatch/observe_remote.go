@@ -79,11 +79,11 @@ func (r *Reconciler) remoteState(ctx context.Context, remote *cluster.Remote, wl
 		err := remote.Client.Get(ctx, client.ObjectKey{Namespace: wl.Namespace, Name: job.name}, copy)
 		switch {
 		case apierrors.IsNotFound(err):
-			left, why, err := r.remnantLeft(ctx, remote, wl.Namespace, job.name)
+			rem, err := r.remnantLeft(ctx, remote, wl.Namespace, job.name)
 			if err != nil {
 				return rs, err
 			}
-			rs.OldJob, rs.Remnant, rs.RemnantUnknown = left, left, why
+			rs.OldJob, rs.Remnant, rs.RemnantUnknown, rs.Held = rem.left, rem.left, rem.unknown, rem.held
 		case err != nil:
 			return rs, err
 		case r.deleted.has(copy.GetUID(), now):
@@ -110,7 +110,7 @@ func (r *Reconciler) remoteState(ctx context.Context, remote *cluster.Remote, wl
 			}
 		}
 		if err == nil && rs.OldJob {
-			rs.Held = heldBy(copy)
+			rs.Held = heldBy(copy.GetKind(), copy)
 		}
 	}
 	if !rs.HasJob && rs.Workload == nil && !rs.Stale && !rs.OldJob {
@@ -129,18 +129,19 @@ func (r *Reconciler) remoteState(ctx context.Context, remote *cluster.Remote, wl
 	return rs, nil
 }
 
-// heldBy names the finalizers that hold a job copy being deleted, and since
-// when; "" for a copy not being deleted or held by none of them. Courier's
-// own, which it releases as it deletes, and the garbage collector's, which
-// a foreground delete sets until the pods are gone, are not named: those
-// go by themselves.
-func heldBy(copy *unstructured.Unstructured) string {
-	ts := copy.GetDeletionTimestamp()
+// heldBy names the finalizers that hold obj, of kind, while it is being
+// deleted, and since when: a job copy, or the dependent that ran a deleted
+// copy's pods; "" for an object not being deleted or held by none of them.
+// Courier's own, which it releases as it deletes, and the garbage
+// collector's, which a foreground delete sets until the pods are gone, are
+// not named: those go by themselves.
+func heldBy(kind string, obj metav1.Object) string {
+	ts := obj.GetDeletionTimestamp()
 	if ts == nil {
 		return ""
 	}
 	var held []string
-	for _, f := range copy.GetFinalizers() {
+	for _, f := range obj.GetFinalizers() {
 		if f != courier.RemoteFinalizer && f != metav1.FinalizerDeleteDependents && f != metav1.FinalizerOrphanDependents {
 			held = append(held, f)
 		}
@@ -149,7 +150,7 @@ func heldBy(copy *unstructured.Unstructured) string {
 		return ""
 	}
 	return fmt.Sprintf("%s %s/%s has been deleting since %s, held by the finalizers %s",
-		copy.GetKind(), copy.GetNamespace(), copy.GetName(), ts.UTC().Format(time.RFC3339), strings.Join(held, ", "))
+		kind, obj.GetNamespace(), obj.GetName(), ts.UTC().Format(time.RFC3339), strings.Join(held, ", "))
 }
 
 // goesWithOwner reports whether a remote object is on its way out with its

@@ -91,9 +91,9 @@ type Remote struct {
 	// RemnantUnknown says why Courier cannot tell it went, if so.
 	Remnant        bool
 	RemnantUnknown string
-	// Held says, for an old job copy that is being deleted, which
-	// finalizers keep it there, and since when: one that no controller
-	// removes keeps it, and the job, waiting for ever.
+	// Held says, for an old job copy or a Remnant that is being deleted,
+	// which finalizers keep it there, and since when: one that no
+	// controller removes keeps it, and the job, waiting for ever.
 	Held string
 	// Forward is what it takes to bring the manager job's changes to the
 	// job copy, and to undo hand edits there; set only on the placed

@@ -97,6 +97,15 @@ func TestPlanWaitsForRemnants(t *testing.T) {
 			want: Plan{Delete: []string{"a"}, RequeueAfter: remnantRecheck,
 				Status: &StatusChange{State: kueue.CheckStatePending, Message: waiting}},
 		},
+		"the deleted copy's JobSet is held by a foreign finalizer: wait, naming it": {
+			o: Observed{Workload: local().Obj(), Check: pendingCheck, Candidates: both, Health: connected,
+				Remotes: map[string]Remote{"a": {OldJob: true, Remnant: true,
+					Held: "JobSet team-a/job has been deleting since 2026-11-26T04:00:00Z, held by the finalizers example.com/hold"}}},
+			want: Plan{Delete: []string{"a"}, RequeueAfter: remnantRecheck,
+				Status: &StatusChange{State: kueue.CheckStatePending, Message: waiting +
+					" JobSet team-a/job has been deleting since 2026-11-26T04:00:00Z, held by the finalizers example.com/hold;" +
+					" if no controller on the worker removes them, remove them there by hand."}},
+		},
 		"Courier may not read JobSets there: wait, saying how to fix it": {
 			o: Observed{Workload: local().Obj(), Check: pendingCheck, Candidates: both, Health: connected,
 				Remotes: map[string]Remote{"a": {OldJob: true, Remnant: true,
@@ -144,7 +153,7 @@ func TestHeldBy(t *testing.T) {
 			copy.SetName("job")
 			copy.SetDeletionTimestamp(tc.deletion)
 			copy.SetFinalizers(tc.finalizers)
-			if diff := cmp.Diff(tc.want, heldBy(copy)); diff != "" {
+			if diff := cmp.Diff(tc.want, heldBy(copy.GetKind(), copy)); diff != "" {
 				t.Errorf("heldBy (-want +got):\n%s", diff)
 			}
 		})

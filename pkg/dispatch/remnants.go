@@ -87,33 +87,45 @@ func (r *remnants) forget(key remnantKey, owner types.UID) {
 	}
 }
 
+// remnantState is what a worker shows of the dependent that ran the pods
+// of a job copy deleted in the background.
+type remnantState struct {
+	// left: it is still there, or Courier cannot tell it went.
+	left bool
+	// unknown says why Courier cannot tell, if so.
+	unknown string
+	// held names the finalizers that keep it while it is being deleted
+	// (see heldBy).
+	held string
+}
+
 // remnantLeft reports whether the dependent that ran the pods of a job
 // copy deleted in the background, ns/name on the worker, is still there,
 // and if Courier cannot tell, why. It reads the worker's API server: the
 // runner's kind is not in the informers, and the read is made only for a
 // job whose copy Courier saw go.
-func (r *Reconciler) remnantLeft(ctx context.Context, remote *cluster.Remote, ns, name string) (bool, string, error) {
+func (r *Reconciler) remnantLeft(ctx context.Context, remote *cluster.Remote, ns, name string) (remnantState, error) {
 	key := remnantKey{remote.Name, ns, name}
 	rem, ok := r.remnants.get(key, r.now())
 	if !ok {
-		return false, "", nil
+		return remnantState{}, nil
 	}
 	obj := &metav1.PartialObjectMetadata{}
 	obj.SetGroupVersionKind(rem.runner)
 	err := remote.APIReader.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, obj)
 	switch {
 	case err == nil && controlledBy(obj, rem.owner):
-		return true, "", nil
+		return remnantState{left: true, held: heldBy(rem.runner.Kind, obj)}, nil
 	case err == nil, apierrors.IsNotFound(err), meta.IsNoMatchError(err):
 		// Gone, made for another copy since, or of a kind the worker does
 		// not serve: nothing of the deleted copy runs.
 		r.remnants.forget(key, rem.owner)
-		return false, "", nil
+		return remnantState{}, nil
 	case apierrors.IsForbidden(err):
-		return true, fmt.Sprintf("Courier may not read %s there to tell; grant get on %s (config/worker/rbac.yaml)",
-			plural(rem.runner), plural(rem.runner)+"."+rem.runner.Group), nil
+		return remnantState{left: true, unknown: fmt.Sprintf("Courier may not read %s there to tell; grant get on %s (config/worker/rbac.yaml)",
+			plural(rem.runner), plural(rem.runner)+"."+rem.runner.Group)}, nil
 	default:
-		return false, "", fmt.Errorf("reading the %s of the deleted job copy: %w", rem.runner.Kind, err)
+		return remnantState{}, fmt.Errorf("reading the %s of the deleted job copy: %w", rem.runner.Kind, err)
 	}
 }
 

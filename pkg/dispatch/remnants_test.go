@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -24,19 +25,29 @@ func TestRemnantLeft(t *testing.T) {
 	// named tj: held by controller, or an error.
 	type answer struct {
 		controller types.UID
+		// deleting, with finalizers, for a JobSet being deleted.
+		deleting   *metav1.Time
+		finalizers []string
 		err        error
 	}
+	deleting := metav1.NewTime(time.Date(2026, 11, 26, 4, 0, 0, 0, time.UTC))
 	cases := map[string]struct {
 		noted      bool
 		answer     answer
 		wantLeft   bool
 		wantWhy    string
+		wantHeld   string
 		wantErr    bool
 		wantForgot bool
 	}{
 		"no copy of the job was deleted: nothing to read": {},
 		"the deleted copy's JobSet is there": {
 			noted: true, answer: answer{controller: "copy-uid"}, wantLeft: true,
+		},
+		"the deleted copy's JobSet is being deleted, held by a foreign finalizer: named": {
+			noted: true, answer: answer{controller: "copy-uid", deleting: &deleting, finalizers: []string{metav1.FinalizerDeleteDependents, "example.com/hold"}},
+			wantLeft: true,
+			wantHeld: "JobSet team-a/tj has been deleting since 2026-11-26T04:00:00Z, held by the finalizers example.com/hold",
 		},
 		"gone": {
 			noted: true, answer: answer{err: apierrors.NewNotFound(jobSets, "tj")}, wantForgot: true,
@@ -63,6 +74,8 @@ func TestRemnantLeft(t *testing.T) {
 				obj.SetName(key.Name)
 				obj.SetNamespace(key.Namespace)
 				obj.SetOwnerReferences([]metav1.OwnerReference{{Kind: "TrainJob", Name: key.Name, UID: tc.answer.controller, Controller: ptr.To(true)}})
+				obj.SetDeletionTimestamp(tc.answer.deleting)
+				obj.SetFinalizers(tc.answer.finalizers)
 				return nil
 			}})
 			r := New(fakeClient(interceptor.Funcs{}), fakeRemotes{}, nil, Options{})
@@ -73,15 +86,13 @@ func TestRemnantLeft(t *testing.T) {
 				copy.SetUID("copy-uid")
 				r.remnants.note("w1", adapter.NewTrainJob(), copy, r.now())
 			}
-			left, why, err := r.remnantLeft(context.Background(), newWorker("w1", api, api), ns, "tj")
+			got, err := r.remnantLeft(context.Background(), newWorker("w1", api, api), ns, "tj")
 			if (err != nil) != tc.wantErr {
 				t.Fatalf("remnantLeft() error = %v, want an error: %t", err, tc.wantErr)
 			}
-			if left != tc.wantLeft {
-				t.Errorf("remnantLeft() = %t, want %t", left, tc.wantLeft)
-			}
-			if diff := cmp.Diff(tc.wantWhy, why); diff != "" {
-				t.Errorf("why (-want +got):\n%s", diff)
+			want := remnantState{left: tc.wantLeft, unknown: tc.wantWhy, held: tc.wantHeld}
+			if diff := cmp.Diff(want, got, cmp.AllowUnexported(remnantState{})); diff != "" {
+				t.Errorf("remnantLeft() (-want +got):\n%s", diff)
 			}
 			if want := map[bool]int{true: 1, false: 0}[tc.noted]; reads != want {
 				t.Errorf("reads of the worker = %d, want %d", reads, want)

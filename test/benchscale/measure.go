@@ -128,7 +128,3 @@ func (r *runner) close(ctx context.Context, w window, dispatches int) (Cost, err
 	c.PerWorkload.WorkerWrites = float64(c.Workers.Writes) / d
 	return c, nil
 }
-
-// dispatchController is the name of Courier's dispatch controller in
-// controller-runtime's metrics.
-const dispatchController = `controller="dispatch"`

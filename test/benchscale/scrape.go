@@ -1,16 +1,14 @@
 package benchscale
 
 import (
-	"bufio"
 	"context"
 	"fmt"
-	"io"
 	"math"
-	"net/http"
-	"regexp"
 	"slices"
-	"strconv"
-	"strings"
+
+	dto "github.com/prometheus/client_model/go"
+
+	"github.com/courierdev/courier/test/promtext"
 )
 
 // courierMetrics is what a phase reads from Courier's /metrics: its
@@ -104,88 +102,51 @@ const (
 	remoteDuration = "courier_remote_request_duration_seconds"
 )
 
-// remoteWrite matches the labels of a write to a worker.
-var remoteWrite = regexp.MustCompile(`verb="(create|update|patch|delete)"`)
+// dispatchController selects the dispatch controller's series, and
+// dispatchQueue its work queue's.
+var (
+	dispatchController = map[string]string{"controller": "dispatch"}
+	dispatchQueue      = map[string]string{"controller": "dispatch", "name": "dispatch"}
+)
 
 // scrapeCourier reads Courier's /metrics at addr.
 func scrapeCourier(ctx context.Context, addr string) (courierMetrics, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/metrics", nil)
+	f, err := promtext.Scrape(ctx, "http://"+addr+"/metrics")
 	if err != nil {
-		return courierMetrics{}, fmt.Errorf("scraping Courier's metrics: %w", err)
+		return courierMetrics{}, fmt.Errorf("reading Courier's metrics: %w", err)
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return courierMetrics{}, fmt.Errorf("scraping Courier's metrics: %w", err)
-	}
-	defer func() { _ = resp.Body.Close() }()
-	if resp.StatusCode != http.StatusOK {
-		return courierMetrics{}, fmt.Errorf("scraping Courier's metrics: %s", resp.Status)
-	}
-	m, err := parseCourierMetrics(resp.Body)
-	if err != nil {
-		return m, fmt.Errorf("scraping Courier's metrics: %w", err)
-	}
-	return m, nil
+	return courierMetricsOf(f), nil
 }
 
-// parseCourierMetrics reads the dispatch controller's series from a text
-// exposition.
-func parseCourierMetrics(r io.Reader) (courierMetrics, error) {
+// courierMetricsOf takes the dispatch controller's series, and the writes
+// to workers, out of an exposition.
+func courierMetricsOf(f promtext.Families) courierMetrics {
 	var m courierMetrics
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		name, labels, ok := strings.Cut(line, "{")
-		if !ok {
-			continue
-		}
-		var h *histogram
-		series := name
-		switch {
-		case !strings.Contains(labels, dispatchController):
-			if !strings.HasPrefix(name, remoteDuration+"_") || !remoteWrite.MatchString(labels) {
-				continue
-			}
-			h, series = &m.workerWrites, strings.TrimPrefix(name, remoteDuration)
-		case name == reconcileTotal:
-			h = nil
-		case strings.HasPrefix(name, reconcileTime+"_"):
-			h, series = &m.pass, strings.TrimPrefix(name, reconcileTime)
-		case strings.HasPrefix(name, queueDuration+"_") && strings.Contains(labels, `name="dispatch"`):
-			h, series = &m.queueWait, strings.TrimPrefix(name, queueDuration)
-		default:
-			continue
-		}
-		v, err := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64)
-		if err != nil {
-			return m, fmt.Errorf("%q: %w", line, err)
-		}
-		if h == nil {
-			m.reconciles += v
-			continue
-		}
-		switch series {
-		case "_sum":
-			h.sum += v
-		case "_count":
-			h.count += v
-		case "_bucket":
-			le, err := bucketBound(labels)
-			if err != nil {
-				return m, fmt.Errorf("%q: %w", line, err)
-			}
-			h.addBucket(le, v)
+	for _, s := range f.Series(reconcileTotal, dispatchController) {
+		m.reconciles += s.GetCounter().GetValue()
+	}
+	m.pass = histogramOf(f.Series(reconcileTime, dispatchController))
+	m.queueWait = histogramOf(f.Series(queueDuration, dispatchQueue))
+	var writes []*dto.Metric
+	for _, s := range f.Series(remoteDuration, nil) {
+		switch promtext.Labels(s)["verb"] {
+		case "create", "update", "patch", "delete":
+			writes = append(writes, s)
 		}
 	}
-	return m, sc.Err()
+	m.workerWrites = histogramOf(writes)
+	return m
 }
 
-func bucketBound(labels string) (float64, error) {
-	_, rest, ok := strings.Cut(labels, `le="`)
-	if !ok {
-		return 0, fmt.Errorf("a bucket without le")
+// histogramOf adds up histogram series that share their bounds.
+func histogramOf(series []*dto.Metric) histogram {
+	var h histogram
+	for _, s := range series {
+		for _, b := range s.GetHistogram().GetBucket() {
+			h.addBucket(b.GetUpperBound(), float64(b.GetCumulativeCount()))
+		}
+		h.sum += s.GetHistogram().GetSampleSum()
+		h.count += float64(s.GetHistogram().GetSampleCount())
 	}
-	le, _, _ := strings.Cut(rest, `"`)
-	return strconv.ParseFloat(le, 64) // "+Inf" parses as +Inf.
+	return h
 }

@@ -6,12 +6,16 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/courierdev/courier/test/promtext"
 )
 
 const exposition = `# HELP controller_runtime_reconcile_total Total number of reconciliations per controller
+# TYPE controller_runtime_reconcile_total counter
 controller_runtime_reconcile_total{controller="dispatch",result="success"} 90
 controller_runtime_reconcile_total{controller="dispatch",result="requeue_after"} 10
 controller_runtime_reconcile_total{controller="dispatchpolicy",result="success"} 7
+# TYPE controller_runtime_reconcile_time_seconds histogram
 controller_runtime_reconcile_time_seconds_bucket{controller="dispatch",le="0.005"} 50
 controller_runtime_reconcile_time_seconds_bucket{controller="dispatch",le="0.1"} 96
 controller_runtime_reconcile_time_seconds_bucket{controller="dispatch",le="1"} 100
@@ -19,12 +23,17 @@ controller_runtime_reconcile_time_seconds_bucket{controller="dispatch",le="+Inf"
 controller_runtime_reconcile_time_seconds_sum{controller="dispatch"} 2
 controller_runtime_reconcile_time_seconds_count{controller="dispatch"} 100
 controller_runtime_reconcile_time_seconds_bucket{controller="dispatchpolicy",le="0.005"} 7
+controller_runtime_reconcile_time_seconds_bucket{controller="dispatchpolicy",le="+Inf"} 7
+controller_runtime_reconcile_time_seconds_sum{controller="dispatchpolicy"} 0.01
+controller_runtime_reconcile_time_seconds_count{controller="dispatchpolicy"} 7
+# TYPE workqueue_queue_duration_seconds histogram
 workqueue_queue_duration_seconds_bucket{controller="dispatch",name="dispatch",le="1e-05"} 80
 workqueue_queue_duration_seconds_bucket{controller="dispatch",name="dispatch",le="0.001"} 90
 workqueue_queue_duration_seconds_bucket{controller="dispatch",name="dispatch",le="10"} 100
 workqueue_queue_duration_seconds_bucket{controller="dispatch",name="dispatch",le="+Inf"} 100
 workqueue_queue_duration_seconds_sum{controller="dispatch",name="dispatch"} 5
 workqueue_queue_duration_seconds_count{controller="dispatch",name="dispatch"} 100
+# TYPE courier_remote_request_duration_seconds histogram
 courier_remote_request_duration_seconds_bucket{cluster="w1",verb="create",le="0.1"} 8
 courier_remote_request_duration_seconds_bucket{cluster="w1",verb="create",le="1"} 10
 courier_remote_request_duration_seconds_bucket{cluster="w1",verb="create",le="+Inf"} 10
@@ -42,11 +51,12 @@ courier_remote_request_duration_seconds_sum{cluster="w2",verb="get"} 500
 courier_remote_request_duration_seconds_count{cluster="w2",verb="get"} 50
 `
 
-func TestParseCourierMetrics(t *testing.T) {
-	m, err := parseCourierMetrics(strings.NewReader(exposition))
+func TestCourierMetricsOf(t *testing.T) {
+	f, err := promtext.Parse(strings.NewReader(exposition))
 	if err != nil {
 		t.Fatal(err)
 	}
+	m := courierMetricsOf(f)
 	if m.reconciles != 100 {
 		t.Errorf("reconciles = %v, want 100 (the dispatch controller's only)", m.reconciles)
 	}

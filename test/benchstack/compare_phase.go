@@ -69,6 +69,10 @@ func runPhase(ctx context.Context, env *localcluster.Env, sys System, load Load,
 	if err := switchTo(ctx, env, sys, logf); err != nil {
 		return nil, err
 	}
+	left, err := awaitQuietWorkers(ctx, env, logf)
+	if err != nil {
+		return nil, err
+	}
 	mgr, err := env.Client(env.Manager)
 	if err != nil {
 		return nil, err
@@ -93,6 +97,9 @@ func runPhase(ctx context.Context, env *localcluster.Env, sys System, load Load,
 		return nil, err
 	}
 	res := &PhaseResult{System: sys.Name, SystemLabel: sys.Label, Load: load.Name, Kind: load.kind(), Batch: load.Batch, Jobs: load.Jobs, Rate: load.Rate, Run: run}
+	if left != "" {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("started with what earlier phases left on the workers, %s after the last: %s", quietTimeout, left))
+	}
 	passes, err := countPasses(ctx, env, sys)
 	if err != nil {
 		return nil, err

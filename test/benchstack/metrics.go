@@ -2,14 +2,8 @@ package benchstack
 
 import (
 	"context"
-	"fmt"
-	"io"
-	"net/http"
-	"time"
 
-	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
+	"github.com/courierdev/courier/test/promtext"
 )
 
 // Courier's metrics of its requests to workers (pkg/metrics).
@@ -31,7 +25,7 @@ const reconcilesMetric = "controller_runtime_reconcile_total"
 
 // scrape reads Courier's request counters from its metrics endpoint.
 func scrape(ctx context.Context, url string) (requestCounts, error) {
-	families, err := metricFamilies(ctx, url)
+	families, err := promtext.Scrape(ctx, url)
 	if err != nil {
 		return requestCounts{}, err
 	}
@@ -41,73 +35,34 @@ func scrape(ctx context.Context, url string) (requestCounts, error) {
 // scrapePasses reads how many passes Courier's dispatch controller has
 // made, whatever their result.
 func scrapePasses(ctx context.Context, url string) (float64, error) {
-	families, err := metricFamilies(ctx, url)
+	families, err := promtext.Scrape(ctx, url)
 	if err != nil {
 		return 0, err
 	}
 	return dispatchPasses(families), nil
 }
 
-func dispatchPasses(families map[string]*dto.MetricFamily) float64 {
+func dispatchPasses(families promtext.Families) float64 {
 	var n float64
-	for _, m := range families[reconcilesMetric].GetMetric() {
-		if labelsOf(m)["controller"] == "dispatch" {
-			n += m.GetCounter().GetValue()
-		}
+	for _, m := range families.Series(reconcilesMetric, map[string]string{"controller": "dispatch"}) {
+		n += m.GetCounter().GetValue()
 	}
 	return n
 }
 
-// metricFamilies reads and parses Courier's metrics endpoint.
-func metricFamilies(ctx context.Context, url string) (map[string]*dto.MetricFamily, error) {
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return nil, fmt.Errorf("scraping Courier's metrics: %w", err)
-	}
-	defer func() { _ = resp.Body.Close() }()
-	if resp.StatusCode != http.StatusOK {
-		body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-		return nil, fmt.Errorf("scraping Courier's metrics: %s: %s", resp.Status, body)
-	}
-	parser := expfmt.NewTextParser(model.UTF8Validation)
-	families, err := parser.TextToMetricFamilies(resp.Body)
-	if err != nil {
-		return nil, fmt.Errorf("parsing Courier's metrics: %w", err)
-	}
-	return families, nil
-}
-
 // countRequests takes the request counts out of the metric families: the
 // requests histogram's sample counts and the errors counter.
-func countRequests(families map[string]*dto.MetricFamily) requestCounts {
+func countRequests(families promtext.Families) requestCounts {
 	c := requestCounts{Requests: map[string]map[string]uint64{}, Errors: map[string]map[string]uint64{}}
-	if f := families[requestsMetric]; f != nil {
-		for _, m := range f.GetMetric() {
-			l := labelsOf(m)
-			add(c.Requests, l["cluster"], l["verb"], m.GetHistogram().GetSampleCount())
-		}
+	for _, m := range families.Series(requestsMetric, nil) {
+		l := promtext.Labels(m)
+		add(c.Requests, l["cluster"], l["verb"], m.GetHistogram().GetSampleCount())
 	}
-	if f := families[errorsMetric]; f != nil {
-		for _, m := range f.GetMetric() {
-			l := labelsOf(m)
-			add(c.Errors, l["cluster"], l["verb"]+" "+l["code"], uint64(m.GetCounter().GetValue()))
-		}
+	for _, m := range families.Series(errorsMetric, nil) {
+		l := promtext.Labels(m)
+		add(c.Errors, l["cluster"], l["verb"]+" "+l["code"], uint64(m.GetCounter().GetValue()))
 	}
 	return c
-}
-
-func labelsOf(m *dto.Metric) map[string]string {
-	out := map[string]string{}
-	for _, l := range m.GetLabel() {
-		out[l.GetName()] = l.GetValue()
-	}
-	return out
 }
 
 func add(m map[string]map[string]uint64, outer, inner string, n uint64) {

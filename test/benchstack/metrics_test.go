@@ -5,8 +5,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
+
+	"github.com/courierdev/courier/test/promtext"
 )
 
 func TestDispatchPasses(t *testing.T) {
@@ -31,8 +31,7 @@ courier_pending_workloads{check="courier"} 0
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			parser := expfmt.NewTextParser(model.UTF8Validation)
-			families, err := parser.TextToMetricFamilies(strings.NewReader(tc.exposition))
+			families, err := promtext.Parse(strings.NewReader(tc.exposition))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -310,6 +310,11 @@ var _ = Describe("Dispatching a TrainJob", func() {
 			g.Expect(kueuesim.Read(ctx, g, second, tj)).To(BeNil(), "the job on the other worker")
 		}).WithTimeout(3 * time.Second).Should(Succeed())
 
+		By("deleting the JobSet, which its finalizer holds: the check names the finalizer")
+		Expect(first.Client.Delete(ctx, js)).To(Succeed())
+		sim.ExpectCheck(ctx, wl, kueue.CheckStatePending, "JobSet "+ns+"/"+tj.Name+" has been deleting since ")
+		sim.ExpectCheck(ctx, wl, kueue.CheckStatePending, "held by the finalizers test.courier.dev/hold; if no controller on the worker removes them, remove them there by hand.")
+
 		By("dispatching it again once the JobSet is gone")
 		Eventually(func(g Gomega) {
 			g.Expect(first.Client.Get(ctx, client.ObjectKeyFromObject(js), js)).To(Succeed())
