@@ -70,8 +70,8 @@ func planUnplaced(o Observed) Plan {
 	return planNominate(o)
 }
 
-// heldNote is what a waiting message adds about an old job copy that
-// finalizers hold, or "".
+// heldNote is what a waiting message adds about an old job copy, or the
+// remnant of a deleted one, that finalizers hold, or "".
 func heldNote(r Remote) string {
 	if r.Held == "" {
 		return ""

@@ -10,6 +10,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/courierdev/courier/test/localcluster"
@@ -65,29 +66,22 @@ func awaitQuietWorkers(ctx context.Context, env *localcluster.Env, logf func(str
 		}
 		clients[w] = c
 	}
-	deadline := time.Now().Add(quietTimeout)
-	logged := false
-	for {
-		left, err := countLeft(ctx, clients)
+	left := ""
+	err := wait.PollUntilContextTimeout(ctx, 2*time.Second, quietTimeout, true, func(ctx context.Context) (bool, error) {
+		counts, err := countLeft(ctx, clients)
 		if err != nil {
-			return "", err
+			return false, err
 		}
-		msg := left.String()
-		switch {
-		case msg == "":
-			return "", nil
-		case time.Now().After(deadline):
-			return msg, nil
-		case !logged:
-			logf("Waiting for the workers to delete what earlier phases left: %s", msg)
-			logged = true
+		if left == "" && counts.String() != "" {
+			logf("Waiting for the workers to delete what earlier phases left: %s", counts)
 		}
-		select {
-		case <-ctx.Done():
-			return "", ctx.Err()
-		case <-time.After(2 * time.Second):
-		}
+		left = counts.String()
+		return left == "", nil
+	})
+	if wait.Interrupted(err) && ctx.Err() == nil {
+		return left, nil // Timed out: the phase runs, with a warning.
 	}
+	return "", err
 }
 
 // countLeft lists, by metadata only, what each worker holds in the
