@@ -41,6 +41,10 @@ func printComparison(out io.Writer, c *Comparison) error {
 	fmt.Fprintln(out, "\nFor MultiKueue the dispatcher's CPU and memory are the whole manager Kueue process, which also admits the workloads.")
 	fmt.Fprintln(out, "Requests are the dispatcher identity's, from the workers' audit logs; gets+writes are those the workloads cause.")
 
+	fmt.Fprintln(out, "\nThe steps to the check Ready, p50 / p95 s from quota reserved on the manager: a worker's quota for a copy, the job's copy on a worker, the check Ready:")
+	for _, p := range c.Phases {
+		fmt.Fprintf(out, "  %s, %s: %s\n", p.Load, p.SystemLabel, describeSteps(p))
+	}
 	fmt.Fprintln(out, "\nCPU share of each process of the stack, per phase (of both cores; the largest first):")
 	for _, p := range c.Phases {
 		var parts []string
@@ -73,4 +77,13 @@ func printComparison(out io.Writer, c *Comparison) error {
 		}
 	}
 	return nil
+}
+
+// describeSteps puts the steps to the check Ready side by side.
+func describeSteps(p PhaseResult) string {
+	step := func(name string, q benchreport.Percentiles) string {
+		return fmt.Sprintf("%s %.2f / %.2f", name, q.P50, q.P95)
+	}
+	return strings.Join([]string{step("worker's quota", p.QuotaToWorkerQuota), step("job on a worker", p.QuotaToJobOnWorker),
+		step("check Ready", p.QuotaToReady)}, ", ")
 }

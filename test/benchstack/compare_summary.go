@@ -31,10 +31,21 @@ type PhaseResult struct {
 	// Complete (or Failed).
 	QuotaToReady    benchreport.Percentiles `json:"quotaToReady"`
 	ReadyToComplete benchreport.Percentiles `json:"readyToComplete"`
-	Finished        map[string]int          `json:"finished"`
-	Invariants      Invariants              `json:"invariants"`
-	Requests        WorkerRequests          `json:"requests"`
-	Dispatcher      DispatcherCost          `json:"dispatcher"`
+	// QuotaToWorkerQuota and QuotaToJobOnWorker are the steps within
+	// QuotaToReady, from quota reserved on the manager: to a worker's
+	// Kueue first seen reserving quota for a copy of the Workload, and to
+	// the job's copy first seen on a worker. What follows the second is
+	// the dispatcher's own writes up to the check Ready.
+	QuotaToWorkerQuota benchreport.Percentiles `json:"quotaToWorkerQuota"`
+	QuotaToJobOnWorker benchreport.Percentiles `json:"quotaToJobOnWorker"`
+	Finished           map[string]int          `json:"finished"`
+	// Unfinished names the jobs whose Workload was not Finished when the
+	// phase's time limit ran out: too slow to judge, not a broken
+	// invariant; a warning of the phase says so.
+	Unfinished []string       `json:"unfinished,omitempty"`
+	Invariants Invariants     `json:"invariants"`
+	Requests   WorkerRequests `json:"requests"`
+	Dispatcher DispatcherCost `json:"dispatcher"`
 	// CPU is every process of the stack, largest first.
 	CPU []ProcessCPU `json:"cpu"`
 	// MachineBusy is the share of the machine's CPU busy during the
@@ -63,7 +74,8 @@ type Invariants struct {
 	// FinishedNeverReady: the Workload finished with the check never seen
 	// Ready.
 	FinishedNeverReady []string `json:"finishedNeverReady"`
-	// FinalStatusMissing: the manager job never got Complete or Failed.
+	// FinalStatusMissing: the Workload finished, but the manager job never
+	// got Complete or Failed.
 	FinalStatusMissing []string `json:"finalStatusMissing"`
 	// OnTwoWorkers: copies of the job were seen on two workers.
 	OnTwoWorkers []string `json:"onTwoWorkers"`
@@ -101,7 +113,7 @@ type ProcessCPU struct {
 // records, names in the same order.
 func summarizeJobs(res *PhaseResult, names []string, jobs []phaseJob) {
 	var firstSubmit, lastSubmit, firstQuota, lastReady time.Time
-	var toReady, toComplete []time.Duration
+	var toReady, toComplete, toWorkerQuota, toJobOnWorker []time.Duration
 	res.Finished = map[string]int{}
 	inv := Invariants{FinishedNeverReady: []string{}, FinalStatusMissing: []string{}, OnTwoWorkers: []string{}}
 	for _, j := range jobs {
@@ -118,6 +130,10 @@ func summarizeJobs(res *PhaseResult, names []string, jobs []phaseJob) {
 		if !j.finished.IsZero() {
 			res.Finished[j.reason]++
 		}
+		if !j.quotaReserved.IsZero() {
+			toWorkerQuota = appendStep(toWorkerQuota, j.quotaReserved, j.workerQuota)
+			toJobOnWorker = appendStep(toJobOnWorker, j.quotaReserved, j.onWorker)
+		}
 		if !j.checkReady.IsZero() {
 			lastReady = later(lastReady, j.checkReady)
 			res.Samples.ReadyAt = append(res.Samples.ReadyAt, j.checkReady.Sub(firstQuota).Seconds())
@@ -132,7 +148,10 @@ func summarizeJobs(res *PhaseResult, names []string, jobs []phaseJob) {
 		} else if !j.finished.IsZero() {
 			inv.FinishedNeverReady = append(inv.FinishedNeverReady, name)
 		}
-		if j.final.IsZero() {
+		switch {
+		case j.finished.IsZero() && j.final.IsZero():
+			res.Unfinished = append(res.Unfinished, name)
+		case j.final.IsZero():
 			inv.FinalStatusMissing = append(inv.FinalStatusMissing, name)
 		}
 		if len(j.copies) > 1 {
@@ -149,6 +168,18 @@ func summarizeJobs(res *PhaseResult, names []string, jobs []phaseJob) {
 	}
 	res.QuotaToReady = benchreport.PercentilesOf(toReady)
 	res.ReadyToComplete = benchreport.PercentilesOf(toComplete)
+	res.QuotaToWorkerQuota = benchreport.PercentilesOf(toWorkerQuota)
+	res.QuotaToJobOnWorker = benchreport.PercentilesOf(toJobOnWorker)
+}
+
+// appendStep appends the time from from to to, if to was seen. Informers
+// of different clusters deliver in their own time, so a step seen before
+// the one it follows counts as taking none.
+func appendStep(steps []time.Duration, from, to time.Time) []time.Duration {
+	if to.IsZero() {
+		return steps
+	}
+	return append(steps, max(to.Sub(from), 0))
 }
 
 // cpuShares turns the CPU seconds of each process over a window of wall

@@ -30,6 +30,12 @@ type phaseJob struct {
 	reason        string
 	// final is when the manager job was first seen Complete or Failed.
 	final time.Time
+	// workerQuota is when a worker's Kueue was first seen to reserve quota
+	// for a copy of the job's Workload, and onWorker when a copy of the
+	// job was first seen on a worker: the two steps every dispatcher takes
+	// between quota reserved on the manager and the check Ready.
+	workerQuota time.Time
+	onWorker    time.Time
 	// copies are the job's copies seen on each worker, by UID: true once
 	// deleted.
 	copies map[string]map[types.UID]bool
@@ -43,10 +49,17 @@ type phaseTracker struct {
 	prefix string
 	check  string
 	jobs   map[string]*phaseJob
+	// jobOf maps the manager's Workloads to their jobs: copies on the
+	// workers keep the Workload's name, not always its owner. earlyQuota
+	// holds, by Workload name, a worker's quota seen before the manager's
+	// Workload was, as informers of different clusters may deliver.
+	jobOf      map[string]string
+	earlyQuota map[string]time.Time
 }
 
 func newPhaseTracker(prefix, check string) *phaseTracker {
-	return &phaseTracker{prefix: prefix, check: check, jobs: map[string]*phaseJob{}}
+	return &phaseTracker{prefix: prefix, check: check, jobs: map[string]*phaseJob{},
+		jobOf: map[string]string{}, earlyQuota: map[string]time.Time{}}
 }
 
 func (t *phaseTracker) job(name string) *phaseJob {
@@ -79,6 +92,11 @@ func (t *phaseTracker) managerWorkload(wl *kueue.Workload, at time.Time) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	j := t.job(ref.Name)
+	t.jobOf[wl.Name] = ref.Name
+	if early, ok := t.earlyQuota[wl.Name]; ok {
+		setOnce(&j.workerQuota, early)
+		delete(t.earlyQuota, wl.Name)
+	}
 	if meta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadQuotaReserved) {
 		setOnce(&j.quotaReserved, at)
 	}
@@ -118,15 +136,36 @@ func isFinal(obj client.Object) bool {
 	return false
 }
 
+// workerWorkload records the first quota a worker's Kueue reserved for a
+// copy of one of the phase's Workloads. Both dispatchers keep the
+// Workload's name.
+func (t *phaseTracker) workerWorkload(wl *kueue.Workload, at time.Time) {
+	if !meta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadQuotaReserved) {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	name, ok := t.jobOf[wl.Name]
+	switch {
+	case ok:
+		setOnce(&t.job(name).workerQuota, at)
+	case t.earlyQuota[wl.Name].IsZero():
+		t.earlyQuota[wl.Name] = at
+	}
+}
+
 // workerJob records a job's copy on a worker, or its deletion. Both
 // dispatchers keep the job's name.
-func (t *phaseTracker) workerJob(worker string, obj client.Object, deleted bool) {
+func (t *phaseTracker) workerJob(worker string, obj client.Object, deleted bool, at time.Time) {
 	if !strings.HasPrefix(obj.GetName(), t.prefix) {
 		return
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	j := t.job(obj.GetName())
+	if !deleted {
+		setOnce(&j.onWorker, at)
+	}
 	if j.copies[worker] == nil {
 		j.copies[worker] = map[types.UID]bool{}
 	}
@@ -178,7 +217,8 @@ func (t *phaseTracker) counts(names []string) (finished, final, live int) {
 }
 
 // watchPhase starts informers feeding t until ctx ends: the manager's
-// Workloads and the run's jobs, and the jobs on every worker.
+// Workloads and the run's jobs, and the Workloads and jobs on every
+// worker.
 func watchPhase(ctx context.Context, env *localcluster.Env, run labels.Selector, t *phaseTracker) error {
 	err := env.Inform(ctx, env.Manager, map[client.Object]cache.ByObject{
 		&kueue.Workload{}:   {},
@@ -195,8 +235,17 @@ func watchPhase(ctx context.Context, env *localcluster.Env, run labels.Selector,
 		return err
 	}
 	for _, w := range env.Workers {
-		if err := env.Inform(ctx, w, map[client.Object]cache.ByObject{&trainer.TrainJob{}: {}, &batchv1.Job{}: {}},
-			func(obj client.Object, deleted bool) { t.workerJob(w, obj, deleted) }); err != nil {
+		err := env.Inform(ctx, w, map[client.Object]cache.ByObject{&kueue.Workload{}: {}, &trainer.TrainJob{}: {}, &batchv1.Job{}: {}},
+			func(obj client.Object, deleted bool) {
+				if wl, ok := obj.(*kueue.Workload); ok {
+					if !deleted {
+						t.workerWorkload(wl, time.Now())
+					}
+					return
+				}
+				t.workerJob(w, obj, deleted, time.Now())
+			})
+		if err != nil {
 			return err
 		}
 	}

@@ -89,7 +89,7 @@ func compareVerdicts(phases []PhaseResult) []benchreport.Verdict {
 			return p.Dispatcher.CPUMsPerWorkload <= maxCPUMs, fmt.Sprintf("%.1f ms", p.Dispatcher.CPUMsPerWorkload)
 		}))
 	for _, name := range SystemOrder {
-		var broken []string
+		var broken, unfinished []string
 		ran := false
 		for _, p := range phases {
 			if p.System != name {
@@ -100,6 +100,9 @@ func compareVerdicts(phases []PhaseResult) []benchreport.Verdict {
 				broken = append(broken, fmt.Sprintf("%s: %d finished never Ready, %d without final status, %d on two workers",
 					p.Load, len(i.FinishedNeverReady), len(i.FinalStatusMissing), len(i.OnTwoWorkers)))
 			}
+			if len(p.Unfinished) > 0 {
+				unfinished = append(unfinished, fmt.Sprintf("%s: %d not Finished within the time limit", p.Load, len(p.Unfinished)))
+			}
 		}
 		if !ran {
 			continue
@@ -107,6 +110,9 @@ func compareVerdicts(phases []PhaseResult) []benchreport.Verdict {
 		detail := "none broken"
 		if len(broken) > 0 {
 			detail = strings.Join(broken, "; ")
+		}
+		if len(unfinished) > 0 {
+			detail += " (of the jobs that finished; " + strings.Join(unfinished, "; ") + ")"
 		}
 		out = append(out, benchreport.Check(len(broken) == 0, Systems[name].Label+": no invariant broken", detail))
 	}

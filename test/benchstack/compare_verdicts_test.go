@@ -87,3 +87,30 @@ func TestCompareVerdicts(t *testing.T) {
 		})
 	}
 }
+
+func TestInvariantVerdictsTellUnfinishedFromBroken(t *testing.T) {
+	cases := map[string]struct {
+		phase PhaseResult
+		want  benchreport.Verdict
+	}{
+		"jobs not finished in time are named apart": {
+			phase: PhaseResult{System: SystemMultiKueue, Load: "burst-1000", Jobs: 1000, Unfinished: []string{"a", "b"}},
+			want: benchreport.Verdict{Status: "PASS", Target: "MultiKueue v0.19.1: no invariant broken",
+				Detail: "none broken (of the jobs that finished; burst-1000: 2 not Finished within the time limit)"},
+		},
+		"a finished job without its final status breaks one": {
+			phase: PhaseResult{System: SystemMultiKueue, Load: "burst-1000", Jobs: 1000, Unfinished: []string{"a"},
+				Invariants: Invariants{FinalStatusMissing: []string{"b"}}},
+			want: benchreport.Verdict{Status: "FAIL", Target: "MultiKueue v0.19.1: no invariant broken",
+				Detail: "burst-1000: 0 finished never Ready, 1 without final status, 0 on two workers (of the jobs that finished; burst-1000: 1 not Finished within the time limit)"},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			verdicts := compareVerdicts([]PhaseResult{tc.phase})
+			if diff := cmp.Diff(tc.want, verdicts[len(verdicts)-1]); diff != "" {
+				t.Errorf("invariants verdict (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
