@@ -56,12 +56,13 @@ func printComparison(out io.Writer, c *Comparison) error {
 		}
 		fmt.Fprintf(out, "  %s, %s: %s\n", p.Load, p.SystemLabel, strings.Join(parts, ", "))
 	}
+	fmt.Fprintln(out, "\nRequests to the workers per workload, by call, per phase:")
 	for _, p := range c.Phases {
 		var calls []string
 		for _, k := range byCount(p.Requests.ByCall) {
 			calls = append(calls, fmt.Sprintf("%s %.2f", k, float64(p.Requests.ByCall[k])/float64(p.Jobs)))
 		}
-		fmt.Fprintf(out, "  requests per workload, %s, %s: %s\n", p.Load, p.SystemLabel, strings.Join(calls, ", "))
+		fmt.Fprintf(out, "  %s, %s: %s\n", p.Load, p.SystemLabel, strings.Join(calls, ", "))
 	}
 	benchreport.PrintVerdicts(out, c.Verdicts)
 	for _, p := range c.Phases {
