@@ -33,7 +33,9 @@ type Copy struct {
 	Ended time.Time `json:"ended,omitzero"`
 	// Deleted is when its deletion was first seen.
 	Deleted time.Time `json:"deleted,omitzero"`
-	// Status summarizes its last version before deletion began.
+	// Status summarizes its last version before deletion began, or the
+	// version that showed its end, should the first to show it come as it
+	// goes.
 	Status string `json:"status"`
 }
 
@@ -208,16 +210,24 @@ func (r *recorder) workerCopy(worker string, obj client.Object, deleted bool, at
 		if c.Started.IsZero() && !suspended(obj) {
 			c.Started = at
 		}
-		if s := statusSummary(obj); c.Ended.IsZero() && (strings.HasPrefix(s, "Complete") || strings.HasPrefix(s, "Failed")) {
+		s := statusSummary(obj)
+		ended := strings.HasPrefix(s, "Complete") || strings.HasPrefix(s, "Failed")
+		if c.Ended.IsZero() && ended {
 			c.Ended = at
 		}
 		if deleted || obj.GetDeletionTimestamp() != nil {
 			if c.Deleted.IsZero() {
 				c.Deleted = at
 			}
+			// A watch that was down (its worker's API server restarted)
+			// may first see a copy's end as the copy goes: that is still
+			// how it ended. What a running copy shows as it goes is not.
+			if ended {
+				c.Status = s
+			}
 			return
 		}
-		c.Status = statusSummary(obj)
+		c.Status = s
 	})
 }
 
