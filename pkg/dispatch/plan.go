@@ -1,6 +1,7 @@
 package dispatch
 
 import (
+	"slices"
 	"time"
 
 	"github.com/courierdev/courier/pkg/adapter"
@@ -165,8 +166,12 @@ type Plan struct {
 	// are known to be gone.
 	ClearRecord bool
 	// CreateJob names the cluster that gets the job, if any. The status
-	// change is applied only once the job exists there.
+	// change is applied only once the job exists there. Unreached are the
+	// workers out of reach when the plan was made: one of them back in
+	// reach by then may hold an earlier copy of the job, and the job waits
+	// for a plan that sees it.
 	CreateJob string
+	Unreached []string
 	// Forward names the cluster whose job copy (ForwardBase, as read) gets
 	// Forwarding.Update, and ForwardPriority the one whose Workload copy gets the manager
 	// Workload's priority.
@@ -229,6 +234,14 @@ func plan(o Observed) Plan {
 		if r.Remnant {
 			p.RequeueAfter = soonest(p.RequeueAfter, remnantRecheck)
 		}
+	}
+	if p.CreateJob != "" {
+		for name, h := range o.Health {
+			if !h.Connected {
+				p.Unreached = append(p.Unreached, name)
+			}
+		}
+		slices.Sort(p.Unreached)
 	}
 	return p
 }

@@ -63,7 +63,28 @@ func TestPlanWaitsForOldJobCopies(t *testing.T) {
 			o: Observed{Workload: local().Nominated("b").Obj(), Check: pendingCheck, Candidates: both,
 				Health:  map[string]Health{"a": {}, "b": {Connected: true}},
 				Remotes: map[string]Remote{"a": {OldJob: true}, "b": {Workload: copyOf().Admit(t0).Obj()}}},
-			want: Plan{Delete: []string{"a"}, Record: &Placement{Cluster: "b"}, CreateJob: "b", Status: dispatched("b"), Events: []Event{dispatchedEvent("b")}},
+			want: Plan{Delete: []string{"a"}, Record: &Placement{Cluster: "b"}, CreateJob: "b", Unreached: []string{"a"},
+				Status: dispatched("b"), Events: []Event{dispatchedEvent("b")}},
+		},
+		// Found by the soak: worker-2, lost, came back after the job was
+		// placed on worker-3 and before its copy was created there, with
+		// the earlier copy still running.
+		"placed elsewhere while a worker was out of reach, which came back holding an old job copy: the job waits": {
+			o: Observed{Workload: local().Nominated("b").Obj(), Check: pendingCheck, Placement: &Placement{Cluster: "b"}, Health: connected,
+				Remotes: map[string]Remote{"a": {OldJob: true}, "b": {Workload: copyOf().Admit(t0).Obj()}}},
+			want: Plan{Delete: []string{"a"},
+				Status: &StatusChange{State: kueue.CheckStatePending, Message: waiting, Nominated: []string{"b"}}},
+		},
+		"placed elsewhere, the old job copy back in reach, already waiting: its delete again, nothing to write": {
+			o: Observed{Workload: local().Nominated("b").Obj(), Check: kueue.AdmissionCheckState{Name: check, State: kueue.CheckStatePending, Message: waiting},
+				Placement: &Placement{Cluster: "b"}, Health: connected,
+				Remotes: map[string]Remote{"a": {OldJob: true}, "b": {Workload: copyOf().Admit(t0).Obj()}}},
+			want: Plan{Delete: []string{"a"}},
+		},
+		"placed, its job created, an old job copy elsewhere: the job runs on and the old copy goes": {
+			o: Observed{Workload: local().Nominated("b").ClusterName("b").Obj(), Check: readyCheck, Placement: &Placement{Cluster: "b"}, Health: connected,
+				Remotes: map[string]Remote{"a": {OldJob: true}, "b": {Workload: copyOf().Admit(t0).Obj(), HasJob: true, JobMirrored: true}}},
+			want: Plan{Delete: []string{"a"}, Status: dispatched("b")},
 		},
 		"the placed worker's job copy is being deleted: Retry, and dispatch again once it is gone": {
 			o: Observed{Workload: local().ClusterName("a").Obj(), Check: readyCheck, Placement: &Placement{Cluster: "a"}, Health: connected,

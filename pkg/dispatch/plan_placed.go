@@ -151,6 +151,16 @@ func planPlaced(o Observed, c string) Plan {
 	if r.OldJob && !r.HasJob {
 		return retry(courier.EventRemoteEvicted, fmt.Sprintf("The job's copy on worker %q is being deleted; dispatching the workload again once it is gone.", c))
 	}
+	if old := oldJobOn(o, c); old != "" && !r.HasJob {
+		// A worker out of reach when c was chosen came back before the job
+		// was created there: its earlier copy goes first, as it would have
+		// before the choice.
+		if o.HasCheck && o.Check.State != kueue.CheckStateReady && o.Check.Message != waitingForOldJob(o, old) {
+			p.Status = &StatusChange{State: o.Check.State, Message: waitingForOldJob(o, old),
+				ClusterName: wl.Status.ClusterName, Nominated: wl.Status.NominatedClusterNames}
+		}
+		return p
+	}
 	switch {
 	case !r.HasJob:
 		p.CreateJob = c

@@ -55,12 +55,8 @@ func planUnplaced(o Observed) Plan {
 		return endAttempt(o, kueue.CheckStateRetry, courier.EventWaitedTooLong,
 			"No worker admitted the workload within the policy's maxWaitTime; requeueing it. "+o.Decision.Message)
 	}
-	if c := oldJobOn(o); c != "" {
-		msg := fmt.Sprintf("Waiting for worker %q to delete an earlier copy of the job and its pods before dispatching again.", c) + heldNote(o.Remotes[c])
-		if why := o.Remotes[c].RemnantUnknown; why != "" {
-			msg = fmt.Sprintf("Waiting for worker %q to delete what ran an earlier copy of the job before dispatching again: %s.", c, why)
-		}
-		p := pending(o, msg, nil)
+	if c := oldJobOn(o, ""); c != "" {
+		p := pending(o, waitingForOldJob(o, c), nil)
 		p.Delete = withCopies(o.Remotes, "")
 		return p
 	}
@@ -79,14 +75,23 @@ func heldNote(r Remote) string {
 	return " " + r.Held + "; if no controller on the worker removes them, remove them there by hand."
 }
 
-// oldJobOn names the first connected worker that still holds a job copy
-// that is being deleted or is not this admission's, or "". Its pods may
-// run until it is gone, so the job goes nowhere before then; a worker out
-// of reach is left to the lost-worker policy.
-func oldJobOn(o Observed) string {
+// waitingForOldJob is the check message while worker c deletes an earlier
+// copy of the job.
+func waitingForOldJob(o Observed, c string) string {
+	if why := o.Remotes[c].RemnantUnknown; why != "" {
+		return fmt.Sprintf("Waiting for worker %q to delete what ran an earlier copy of the job before dispatching again: %s.", c, why)
+	}
+	return fmt.Sprintf("Waiting for worker %q to delete an earlier copy of the job and its pods before dispatching again.", c) + heldNote(o.Remotes[c])
+}
+
+// oldJobOn names the first connected worker but except that still holds a
+// job copy that is being deleted or is not this admission's, or "". Its
+// pods may run until it is gone, so the job goes nowhere before then; a
+// worker out of reach is left to the lost-worker policy.
+func oldJobOn(o Observed, except string) string {
 	var on []string
 	for cluster, r := range o.Remotes {
-		if r.OldJob && o.Health[cluster].Connected {
+		if r.OldJob && o.Health[cluster].Connected && cluster != except {
 			on = append(on, cluster)
 		}
 	}

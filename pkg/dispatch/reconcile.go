@@ -154,6 +154,13 @@ func (r *Reconciler) act(ctx context.Context, wl *kueue.Workload, check kueue.Ad
 	status := p.Status
 	if p.CreateJob != "" && job.adapter != nil && r.createdLately(p.CreateJob, job.adapter.GVK().Kind, wl.UID) {
 		result.RequeueAfter = soonest(result.RequeueAfter, createdTTL) // As for Workload copies above.
+	} else if back := r.backInReach(p.Unreached); p.CreateJob != "" && back != "" {
+		// The plan could not see what that worker holds, an earlier copy
+		// of the job maybe: the next one does. The placement, if recorded
+		// above, holds the choice meanwhile.
+		ctrl.LoggerFrom(ctx).V(2).Info("Holding the job back: a worker came back in reach", "cluster", back)
+		events = slices.DeleteFunc(events, func(e Event) bool { return e.Reason == courier.EventDispatched })
+		status, result.RequeueAfter = nil, requeueSoon
 	} else if p.CreateJob != "" {
 		ev, err := r.createJob(ctx, p.CreateJob, wl, job)
 		if err != nil {
@@ -212,6 +219,16 @@ func (r *Reconciler) act(ctx context.Context, wl *kueue.Workload, check kueue.Ad
 	}
 	r.record(wl, events)
 	return result, nil
+}
+
+// backInReach names the first of clusters that is connected now, or "".
+func (r *Reconciler) backInReach(clusters []string) string {
+	for _, c := range clusters {
+		if _, err := r.remotes.Get(c); err == nil {
+			return c
+		}
+	}
+	return ""
 }
 
 func (r *Reconciler) record(wl *kueue.Workload, events []Event) {

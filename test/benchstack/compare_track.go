@@ -224,7 +224,7 @@ func watchPhase(ctx context.Context, env *localcluster.Env, run labels.Selector,
 		&kueue.Workload{}:   {},
 		&trainer.TrainJob{}: {Label: run},
 		&batchv1.Job{}:      {Label: run},
-	}, func(obj client.Object, _ bool) {
+	}, func(obj client.Object, _ localcluster.Delivery) {
 		if wl, ok := obj.(*kueue.Workload); ok {
 			t.managerWorkload(wl, time.Now())
 			return
@@ -236,14 +236,14 @@ func watchPhase(ctx context.Context, env *localcluster.Env, run labels.Selector,
 	}
 	for _, w := range env.Workers {
 		err := env.Inform(ctx, w, map[client.Object]cache.ByObject{&kueue.Workload{}: {}, &trainer.TrainJob{}: {}, &batchv1.Job{}: {}},
-			func(obj client.Object, deleted bool) {
+			func(obj client.Object, d localcluster.Delivery) {
 				if wl, ok := obj.(*kueue.Workload); ok {
-					if !deleted {
+					if !d.Gone() {
 						t.workerWorkload(wl, time.Now())
 					}
 					return
 				}
-				t.workerJob(w, obj, deleted, time.Now())
+				t.workerJob(w, obj, d.Gone(), time.Now())
 			})
 		if err != nil {
 			return err

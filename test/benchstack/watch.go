@@ -22,7 +22,7 @@ import (
 // submitted, so that no copy goes unseen.
 func watch(ctx context.Context, env *localcluster.Env, runSelector labels.Selector, t *tracker) error {
 	if err := env.Inform(ctx, env.Manager, map[client.Object]cache.ByObject{&kueue.Workload{}: {}},
-		func(obj client.Object, _ bool) {
+		func(obj client.Object, _ localcluster.Delivery) {
 			if wl, ok := obj.(*kueue.Workload); ok {
 				t.managerWorkload(wl, time.Now())
 			}
@@ -38,11 +38,11 @@ func watch(ctx context.Context, env *localcluster.Env, runSelector labels.Select
 			&trainer.TrainJob{}: {Label: runSelector},
 			&kueue.Workload{}:   {Label: labels.NewSelector().Add(*origin)},
 		}
-		if err := env.Inform(ctx, w, byObject, func(obj client.Object, deleted bool) {
+		if err := env.Inform(ctx, w, byObject, func(obj client.Object, d localcluster.Delivery) {
 			switch o := obj.(type) {
 			case *trainer.TrainJob:
 				if _, ok := o.Labels[courier.OriginLabel]; ok {
-					t.trainJobCopy(w, o, deleted)
+					t.trainJobCopy(w, o, d.Gone())
 				}
 			case *kueue.Workload:
 				t.workloadCopy(w, o.Name)

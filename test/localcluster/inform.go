@@ -11,10 +11,27 @@ import (
 	"github.com/courierdev/courier/test/integration/framework"
 )
 
+// Delivery is how an informer handed an object over.
+type Delivery int
+
+const (
+	// Updated: a version of the object, added or updated.
+	Updated Delivery = iota
+	// Deleted: the object's deletion, with its last version.
+	Deleted
+	// DeletedUnwatched: the object found gone when the informer listed
+	// again after its watch broke (its API server restarted, say). The
+	// object is the last version the informer had: later ones went unseen.
+	DeletedUnwatched
+)
+
+// Gone tells a deletion, however it was seen.
+func (d Delivery) Gone() bool { return d != Updated }
+
 // Inform runs informers of the given kinds on one cluster, in the
 // environment's job Namespace, and calls seen with every version and
 // deletion, until ctx ends. It returns once they have synced.
-func (e *Env) Inform(ctx context.Context, cluster string, byObject map[client.Object]cache.ByObject, seen func(obj client.Object, deleted bool)) error {
+func (e *Env) Inform(ctx context.Context, cluster string, byObject map[client.Object]cache.ByObject, seen func(obj client.Object, d Delivery)) error {
 	cfg, err := e.RESTConfig(cluster)
 	if err != nil {
 		return err
@@ -28,18 +45,18 @@ func (e *Env) Inform(ctx context.Context, cluster string, byObject map[client.Ob
 	if err != nil {
 		return fmt.Errorf("creating informers of %s: %w", cluster, err)
 	}
-	call := func(obj any, deleted bool) {
+	call := func(obj any, d Delivery) {
 		if tomb, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
-			obj = tomb.Obj
+			obj, d = tomb.Obj, DeletedUnwatched
 		}
 		if o, ok := obj.(client.Object); ok {
-			seen(o, deleted)
+			seen(o, d)
 		}
 	}
 	handler := toolscache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj any) { call(obj, false) },
-		UpdateFunc: func(_, obj any) { call(obj, false) },
-		DeleteFunc: func(obj any) { call(obj, true) },
+		AddFunc:    func(obj any) { call(obj, Updated) },
+		UpdateFunc: func(_, obj any) { call(obj, Updated) },
+		DeleteFunc: func(obj any) { call(obj, Deleted) },
 	}
 	for obj := range byObject {
 		inf, err := c.GetInformer(ctx, obj)

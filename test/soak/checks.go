@@ -70,10 +70,11 @@ func lostWindows(disc []Disconnection, faults []*Fault, end time.Time) []lostWin
 	return out
 }
 
-// interval is when one copy or pod of a job ran, and where.
+// interval is when one copy or pod of a job ran, and where; dispatched is
+// when the copy it ran for was created.
 type interval struct {
-	worker, what string
-	start, end   time.Time
+	worker, what           string
+	dispatched, start, end time.Time
 }
 
 // runs returns when each copy and pod of a job ran: a copy from the time
@@ -95,16 +96,19 @@ func runs(j Job, end time.Time) []interval {
 	var out []interval
 	for _, c := range j.Copies {
 		if !c.Started.IsZero() {
-			out = append(out, interval{c.Worker, "copy " + string(c.UID), c.Started, stop(c.Ended, c.Deleted)})
+			out = append(out, interval{c.Worker, "copy " + string(c.UID), c.Created, c.Started, stop(c.Ended, c.Deleted)})
 		}
 	}
 	for _, p := range j.Pods {
 		if p.Running.IsZero() {
 			continue
 		}
-		run := interval{p.Worker, "pod " + p.Pod, p.Running, stop(p.Ended)}
-		if c := copyOfPod(j.Copies, p); c != nil && !c.Started.IsZero() && c.Started.Before(run.start) {
-			run.what, run.start = fmt.Sprintf("pod %s of copy %s", p.Pod, c.UID), c.Started
+		run := interval{p.Worker, "pod " + p.Pod, p.Running, p.Running, stop(p.Ended)}
+		if c := copyOfPod(j.Copies, p); c != nil {
+			run.dispatched = c.Created
+			if !c.Started.IsZero() && c.Started.Before(run.start) {
+				run.what, run.start = fmt.Sprintf("pod %s of copy %s", p.Pod, c.UID), c.Started
+			}
 		}
 		out = append(out, run)
 	}
@@ -133,9 +137,10 @@ func copyOfPod(copies []*Copy, p *PodRun) *Copy {
 
 // checkOverlaps finds jobs that ran on two workers at once. An overlap is
 // allowed, and returned as a note, when the earlier run's worker was out
-// of use because of a fault and the later run began workerLostTimeout or
-// more after Courier counted it out, while it still was: Courier's
-// documented lost-worker policy.
+// of use because of a fault and the later run's copy was created
+// workerLostTimeout or more after Courier counted it out, while it still
+// was: Courier's documented lost-worker policy, which lets the job go
+// elsewhere then; that copy may start after the worker is back.
 func checkOverlaps(jobs []Job, lost []lostWindow, lostTimeout time.Duration, end time.Time) (offenders, allowed []string) {
 	for _, j := range jobs {
 		rs := runs(j, end)
@@ -149,7 +154,7 @@ func checkOverlaps(jobs []Job, lost []lostWindow, lostTimeout time.Duration, end
 				desc := fmt.Sprintf("%s: %s on %s ran %s–%s, %s on %s from %s", j.Name, a.what, a.worker,
 					clock(a.start), clock(a.end), b.what, b.worker, clock(b.start))
 				if slices.ContainsFunc(lost, func(w lostWindow) bool {
-					return w.Worker == a.worker && !b.start.Before(w.Start.Add(lostTimeout)) && !b.start.After(w.End)
+					return w.Worker == a.worker && !b.dispatched.Before(w.Start.Add(lostTimeout)) && !b.dispatched.After(w.End)
 				}) {
 					ok = desc
 				} else if bad == "" {
@@ -207,8 +212,7 @@ func finalCopy(j Job) *Copy {
 
 // checkStatus returns the finished jobs whose manager status is not their
 // final copy's last one.
-func checkStatus(jobs []Job) []string {
-	var out []string
+func checkStatus(jobs []Job) (offenders, notes []string) {
 	for _, j := range jobs {
 		if j.Refused != "" || j.Finished.IsZero() {
 			continue
@@ -216,12 +220,25 @@ func checkStatus(jobs []Job) []string {
 		c := finalCopy(j)
 		switch {
 		case c == nil:
-			out = append(out, fmt.Sprintf("%s: finished (%s) and no copy of it was seen running", j.Name, j.Reason))
+			offenders = append(offenders, fmt.Sprintf("%s: finished (%s) and no copy of it was seen running", j.Name, j.Reason))
+		case c.StatusUnseen && !isFinal(j.ManagerStatus):
+			offenders = append(offenders, fmt.Sprintf("%s: manager has %q, not a final status; its copy on %s went unseen, last seen %q",
+				j.Name, j.ManagerStatus, c.Worker, c.Status))
+		case c.StatusUnseen:
+			// What the worker showed last is unknown: the owner sees a
+			// final status, and that much is checked.
+			notes = append(notes, fmt.Sprintf("not compared: %s's copy on %s went while the soak's watch of %s was down, last seen %q; the manager has %q",
+				j.Name, c.Worker, c.Worker, c.Status, j.ManagerStatus))
 		case c.Status != j.ManagerStatus:
-			out = append(out, fmt.Sprintf("%s: manager has %q, its copy on %s had %q", j.Name, j.ManagerStatus, c.Worker, c.Status))
+			offenders = append(offenders, fmt.Sprintf("%s: manager has %q, its copy on %s had %q", j.Name, j.ManagerStatus, c.Worker, c.Status))
 		}
 	}
-	return out
+	return offenders, notes
+}
+
+// isFinal tells a status summary of a job that ended.
+func isFinal(status string) bool {
+	return strings.HasPrefix(status, "Complete") || strings.HasPrefix(status, "Failed")
 }
 
 // checkPendingChecks returns the finished Workloads whose check is Pending.

@@ -72,6 +72,25 @@ func TestCheckOverlaps(t *testing.T) {
 			lost:        []lostWindow{{Worker: "w1", Start: at(5), End: at(55)}},
 			wantAllowed: 1,
 		},
+		// Soak of 2026-11-26, 12:16: the job went elsewhere while its
+		// worker was lost, and that copy started after the worker was back.
+		"a copy created while its worker was lost, started after it came back, is allowed": {
+			copies: []*Copy{
+				{Worker: "w1", UID: "a", Created: at(0), Started: at(1), Deleted: at(56)},
+				{Worker: "w2", UID: "b", Created: at(50), Started: at(57), Ended: at(70)},
+			},
+			pods:        []*PodRun{{Worker: "w1", Pod: "p1", Created: at(1), Running: at(53), Ended: at(58)}},
+			lost:        []lostWindow{{Worker: "w1", Start: at(5), End: at(55)}},
+			wantAllowed: 1,
+		},
+		"a copy created after its worker came back is not": {
+			copies: []*Copy{
+				{Worker: "w1", UID: "a", Created: at(0), Started: at(1), Deleted: at(58)},
+				{Worker: "w2", UID: "b", Created: at(56), Started: at(57), Ended: at(70)},
+			},
+			lost:    []lostWindow{{Worker: "w1", Start: at(5), End: at(55)}},
+			wantBad: 1,
+		},
 		"overlap before workerLostTimeout of a pause is not": {
 			copies: []*Copy{
 				{Worker: "w1", UID: "a", Created: at(0), Started: at(1), Deleted: at(70)},
@@ -130,8 +149,9 @@ func TestCheckOverlaps(t *testing.T) {
 
 func TestCheckStatus(t *testing.T) {
 	cases := map[string]struct {
-		job  Job
-		want int
+		job       Job
+		want      int
+		wantNotes int
 	}{
 		"matches its only copy": {
 			job: Job{Finished: at(20), ManagerStatus: "Complete; node succeeded=1",
@@ -149,6 +169,21 @@ func TestCheckStatus(t *testing.T) {
 				Copies: []*Copy{{Worker: "w1", Created: at(1), Started: at(2), Ended: at(10), Status: "Complete; node succeeded=1"}}},
 			want: 1,
 		},
+		"its copy went unseen, and the manager shows an end": {
+			job: Job{Finished: at(20), ManagerStatus: "Complete; active=0 ready=0 succeeded=1 failed=0",
+				Copies: []*Copy{{Worker: "w2", Created: at(1), Started: at(2), Deleted: at(25), Status: "Running; active=1 ready=1 succeeded=0 failed=0", StatusUnseen: true}}},
+			wantNotes: 1,
+		},
+		"its copy went unseen, and the manager shows no end": {
+			job: Job{Finished: at(20), ManagerStatus: "Running; active=1 ready=1 succeeded=0 failed=0",
+				Copies: []*Copy{{Worker: "w2", Created: at(1), Started: at(2), Deleted: at(25), Status: "Running; active=1 ready=1 succeeded=0 failed=0", StatusUnseen: true}}},
+			want: 1,
+		},
+		"a running copy Courier deleted, seen going": {
+			job: Job{Finished: at(20), ManagerStatus: "Complete; active=0 ready=0 succeeded=1 failed=0",
+				Copies: []*Copy{{Worker: "w2", Created: at(1), Started: at(2), Deleted: at(15), Status: "Running; active=1 ready=1 succeeded=0 failed=0"}}},
+			want: 1,
+		},
 		"finished with no copy seen": {
 			job:  Job{Finished: at(20), ManagerStatus: "Complete"},
 			want: 1,
@@ -163,9 +198,12 @@ func TestCheckStatus(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			tc.job.Name = "j"
-			got := checkStatus([]Job{tc.job})
+			got, notes := checkStatus([]Job{tc.job})
 			if diff := cmp.Diff(tc.want, len(got)); diff != "" {
 				t.Errorf("offenders (-want +got):\n%s\n%v", diff, got)
+			}
+			if diff := cmp.Diff(tc.wantNotes, len(notes)); diff != "" {
+				t.Errorf("notes (-want +got):\n%s\n%v", diff, notes)
 			}
 		})
 	}

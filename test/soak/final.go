@@ -82,10 +82,11 @@ func check(ctx context.Context, mgr client.Client, in *injector, rec *recorder, 
 	for _, a := range allowed {
 		allowedNotes = append(allowedNotes, "allowed by the lost-worker policy: "+a)
 	}
+	statusOffenders, statusNotes := checkStatus(jobs)
 	invariants := []Invariant{
 		invariant(NoConcurrentRuns, overlaps, allowedNotes...),
 		invariant(NoLostJob, checkLost(jobs)),
-		invariant(FinalStatus, checkStatus(jobs)),
+		invariant(FinalStatus, statusOffenders, statusNotes...),
 		invariant(NoOrphan, orphans),
 		invariant(NoPendingCheck, checkPendingChecks(wls.Items, localcluster.CheckName)),
 		invariant(NoWaitingForRoom, checkWaiting(jobs, quiet, end, opts.WaitBound)),

@@ -25,7 +25,7 @@ func observe(ctx context.Context, env *localcluster.Env, run string, rec *record
 	ofRun := cache.ByObject{Label: labels.SelectorFromSet(labels.Set{runLabel: run})}
 	err := env.Inform(ctx, env.Manager, map[client.Object]cache.ByObject{
 		&kueue.Workload{}: {}, &trainer.TrainJob{}: ofRun, &batchv1.Job{}: ofRun, &courier.WorkerCluster{}: {},
-	}, func(obj client.Object, _ bool) {
+	}, func(obj client.Object, _ localcluster.Delivery) {
 		switch o := obj.(type) {
 		case *kueue.Workload:
 			rec.managerWorkload(o, time.Now())
@@ -41,12 +41,12 @@ func observe(ctx context.Context, env *localcluster.Env, run string, rec *record
 	for _, w := range env.Workers {
 		err := env.Inform(ctx, w, map[client.Object]cache.ByObject{
 			&trainer.TrainJob{}: ofRun, &batchv1.Job{}: ofRun, &corev1.Pod{}: {},
-		}, func(obj client.Object, deleted bool) {
+		}, func(obj client.Object, d localcluster.Delivery) {
 			if pod, ok := obj.(*corev1.Pod); ok {
-				rec.workerPod(w, pod, deleted, time.Now())
+				rec.workerPod(w, pod, d.Gone(), time.Now())
 				return
 			}
-			rec.workerCopy(w, obj, deleted, time.Now())
+			rec.workerCopy(w, obj, d, time.Now())
 		})
 		if err != nil {
 			return err

@@ -37,6 +37,9 @@ type Copy struct {
 	// version that showed its end, should the first to show it come as it
 	// goes.
 	Status string `json:"status"`
+	// StatusUnseen: the copy went while the soak's watch of its worker was
+	// down, before the soak saw it end, so Status may not be its last.
+	StatusUnseen bool `json:"statusUnseen,omitempty"`
 }
 
 // PodRun is one pod of a job on a worker: when it was created (the API
@@ -192,7 +195,7 @@ func isCopy(obj client.Object) bool {
 }
 
 // workerCopy records a version, or the deletion, of a copy on a worker.
-func (r *recorder) workerCopy(worker string, obj client.Object, deleted bool, at time.Time) {
+func (r *recorder) workerCopy(worker string, obj client.Object, d localcluster.Delivery, at time.Time) {
 	if !isCopy(obj) {
 		return
 	}
@@ -211,13 +214,16 @@ func (r *recorder) workerCopy(worker string, obj client.Object, deleted bool, at
 			c.Started = at
 		}
 		s := statusSummary(obj)
-		ended := strings.HasPrefix(s, "Complete") || strings.HasPrefix(s, "Failed")
+		ended := isFinal(s)
 		if c.Ended.IsZero() && ended {
 			c.Ended = at
 		}
-		if deleted || obj.GetDeletionTimestamp() != nil {
+		if d.Gone() || obj.GetDeletionTimestamp() != nil {
 			if c.Deleted.IsZero() {
 				c.Deleted = at
+			}
+			if d == localcluster.DeletedUnwatched && c.Ended.IsZero() {
+				c.StatusUnseen = true
 			}
 			// A watch that was down (its worker's API server restarted)
 			// may first see a copy's end as the copy goes: that is still

@@ -12,6 +12,7 @@ import (
 
 	courier "github.com/courierdev/courier/api/v1alpha1"
 	batchtesting "github.com/courierdev/courier/pkg/testing/batch"
+	"github.com/courierdev/courier/test/localcluster"
 )
 
 func TestWorkerCopyStatus(t *testing.T) {
@@ -29,9 +30,9 @@ func TestWorkerCopyStatus(t *testing.T) {
 		return j
 	}
 	type seen struct {
-		job     *batchv1.Job
-		deleted bool
-		at      time.Time
+		job *batchv1.Job
+		d   localcluster.Delivery
+		at  time.Time
 	}
 	cases := map[string]struct {
 		seen []seen
@@ -42,12 +43,20 @@ func TestWorkerCopyStatus(t *testing.T) {
 			want: Copy{Worker: "w3", UID: "u-1", Created: at(1), Started: at(1), Ended: at(4), Deleted: at(5), Status: statusSummary(copyOf(true, false))},
 		},
 		"an end first seen as the copy goes, after its watch was down": {
-			seen: []seen{{job: copyOf(false, false), at: at(1)}, {job: copyOf(true, true), at: at(5)}, {job: copyOf(true, true), deleted: true, at: at(6)}},
+			seen: []seen{{job: copyOf(false, false), at: at(1)}, {job: copyOf(true, true), at: at(5)}, {job: copyOf(true, true), d: localcluster.Deleted, at: at(6)}},
 			want: Copy{Worker: "w3", UID: "u-1", Created: at(1), Started: at(1), Ended: at(5), Deleted: at(5), Status: statusSummary(copyOf(true, false))},
 		},
 		"a running copy deleted keeps what it showed before": {
-			seen: []seen{{job: copyOf(false, false), at: at(1)}, {job: copyOf(false, true), at: at(5)}, {job: copyOf(false, true), deleted: true, at: at(6)}},
+			seen: []seen{{job: copyOf(false, false), at: at(1)}, {job: copyOf(false, true), at: at(5)}, {job: copyOf(false, true), d: localcluster.Deleted, at: at(6)}},
 			want: Copy{Worker: "w3", UID: "u-1", Created: at(1), Started: at(1), Deleted: at(5), Status: statusSummary(copyOf(false, false))},
+		},
+		"gone while its watch was down, last seen running": {
+			seen: []seen{{job: copyOf(false, false), at: at(1)}, {job: copyOf(false, false), d: localcluster.DeletedUnwatched, at: at(9)}},
+			want: Copy{Worker: "w3", UID: "u-1", Created: at(1), Started: at(1), Deleted: at(9), Status: statusSummary(copyOf(false, false)), StatusUnseen: true},
+		},
+		"gone while its watch was down, seen ended before": {
+			seen: []seen{{job: copyOf(false, false), at: at(1)}, {job: copyOf(true, false), at: at(4)}, {job: copyOf(true, false), d: localcluster.DeletedUnwatched, at: at(9)}},
+			want: Copy{Worker: "w3", UID: "u-1", Created: at(1), Started: at(1), Ended: at(4), Deleted: at(9), Status: statusSummary(copyOf(true, false))},
 		},
 	}
 	for name, tc := range cases {
@@ -55,7 +64,7 @@ func TestWorkerCopyStatus(t *testing.T) {
 			r := newRecorder()
 			r.expect(JobSpec{Name: "soak-x-0003"})
 			for _, s := range tc.seen {
-				r.workerCopy("w3", s.job, s.deleted, s.at)
+				r.workerCopy("w3", s.job, s.d, s.at)
 			}
 			copies := r.jobs["soak-x-0003"].Copies
 			if len(copies) != 1 {

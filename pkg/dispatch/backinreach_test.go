@@ -1,0 +1,65 @@
+package dispatch
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+
+	courier "github.com/courierdev/courier/api/v1alpha1"
+	trainertesting "github.com/courierdev/courier/pkg/testing/trainer"
+)
+
+// Found by the soak: a job whose worker w1 was lost was admitted again and
+// placed on w2; w1 came back while that pass ran, still running the
+// earlier copy, and the job was created on w2 all the same: it ran on both
+// for two seconds. A worker back in reach before the job is created holds
+// the job back, and the next passes wait for its earlier copy to go.
+func TestAWorkerBackInReachHoldsTheJobBack(t *testing.T) {
+	wl := managerWl().Evicted("WorkerLost", 1).Nominated("w2").Check(check, kueue.CheckStatePending, "").Obj()
+	old := jobCopy(t, trainertesting.MakeTrainJob("tj", ns))
+	annotations := old.GetAnnotations()
+	if annotations == nil {
+		annotations = map[string]string{}
+	}
+	annotations[courier.AdmissionAnnotation] = "0"
+	old.SetAnnotations(annotations)
+	w1 := fakeClient(interceptor.Funcs{}, old)
+	w2 := fakeClient(interceptor.Funcs{}, workloadCopy(remoteCopy().Admit(t0)))
+	workers := fakeRemotes{"w1": nil, "w2": newWorker("w2", w2, w2)}
+	manager := fakeClient(interceptor.Funcs{Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, p client.Patch, opts ...client.PatchOption) error {
+		// w1 reconnects while the placement is being recorded.
+		workers["w1"] = newWorker("w1", w1, w1)
+		return c.Patch(ctx, obj, p, opts...)
+	}}, managerObjects(wl, trainJob().Obj())...)
+	r := newReconciler(manager, workers)
+
+	reconcileOnce(t, r)
+	expectJobOn(t, w2, false)
+	expectCheck(t, manager, wl, kueue.CheckStatePending, "")
+
+	reconcileOnce(t, r)
+	expectJobOn(t, w2, false)
+	expectCheck(t, manager, wl, kueue.CheckStatePending, `Waiting for worker "w1" to delete an earlier copy of the job`)
+	expectJobOn(t, w1, false)
+
+	// The earlier copy is gone: the job goes where it was placed.
+	reconcileOnce(t, r)
+	expectJobOn(t, w2, true)
+	expectCheck(t, manager, wl, kueue.CheckStateReady, `Dispatched to worker "w2"`)
+}
+
+func expectCheck(t *testing.T, manager client.Client, wl *kueue.Workload, state kueue.CheckState, msg string) {
+	t.Helper()
+	got := &kueue.Workload{}
+	if err := manager.Get(context.Background(), client.ObjectKeyFromObject(wl), got); err != nil {
+		t.Fatal(err)
+	}
+	c := findCheck(got, check)
+	if c == nil || c.State != state || !strings.HasPrefix(c.Message, msg) {
+		t.Errorf("check = %+v, want %s with a message beginning %q", c, state, msg)
+	}
+}
