@@ -22,7 +22,7 @@ func runCompare(ctx context.Context, args []string) error {
 	out := fs.String("out", "bench/results", "Folder for the comparison's JSON and PNGs.")
 	workers := fs.Int("workers", 2, "Identical worker clusters of 2x8 GPUs.")
 	bursts := fs.String("bursts", "500,1000", "Comma-separated burst sizes: TrainJobs submitted at once; empty for none.")
-	rates := fs.String("rates", "1,2", "Comma-separated steady rates, TrainJobs per second; empty for none.")
+	rates := fs.String("rates", "0.5,1,2", "Comma-separated steady rates, TrainJobs per second; empty for none. The machine here is about half busy at 0.5/s, near saturation at 1/s and past it at 2/s.")
 	rateJobs := fs.Int("rate-jobs", 200, "TrainJobs submitted at each steady rate.")
 	batchJobs := fs.Int("batch-jobs", 500, "A burst of batch Jobs through Courier's external framework, for Courier only; 0 for none.")
 	systems := fs.String("systems", strings.Join(benchstack.SystemOrder, ","), "Comma-separated systems to run under each load, in this order: "+strings.Join(benchstack.SystemOrder, ", ")+".")

@@ -189,7 +189,7 @@ func (r *Reconciler) SetupWithManager(mgr manager.Manager) error {
 	}
 	b := builder.ControllerManagedBy(mgr).
 		Named("dispatch").
-		For(&kueue.Workload{}, builder.WithPredicates(r.courierWorkloads(), workloadChanged())).
+		For(&kueue.Workload{}, builder.WithPredicates(r.courierWorkloads(), workloadChanged(r.written, r.now))).
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.opts.Concurrency}).
 		WatchesRawSource(source.TypedChannel(r.remote, handler.TypedFuncs[remoteChange, reconcile.Request]{
 			GenericFunc: func(_ context.Context, e event.TypedGenericEvent[remoteChange], q workqueue.TypedRateLimitingInterface[reconcile.Request]) {

@@ -146,7 +146,7 @@ func (r *Reconciler) act(ctx context.Context, wl *kueue.Workload, check kueue.Ad
 			if apierrors.IsConflict(err) {
 				// Decided on an old version: decide again on the new one,
 				// with every copy still where it was.
-				return reconcile.Result{RequeueAfter: requeueSoon}, nil
+				return reconcile.Result{RequeueAfter: afterConflict}, nil
 			}
 			return reconcile.Result{}, err
 		}
@@ -208,7 +208,7 @@ func (r *Reconciler) act(ctx context.Context, wl *kueue.Workload, check kueue.Ad
 			// Kueue wrote in between; plan again from its version. The
 			// placement, if recorded, holds the decision meanwhile.
 			r.record(wl, events)
-			return reconcile.Result{RequeueAfter: requeueSoon}, nil
+			return reconcile.Result{RequeueAfter: afterConflict}, nil
 		} else if err != nil {
 			return reconcile.Result{}, client.IgnoreNotFound(err)
 		}

@@ -201,7 +201,7 @@ func TestConflictAfterTheJobWasCreatedKeepsItsWorker(t *testing.T) {
 	manager := fakeClient(interceptor.Funcs{SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, p client.Patch, opts ...client.SubResourcePatchOption) error {
 		if _, ok := obj.(*kueue.Workload); ok && !conflicted {
 			conflicted = true
-			return apierrors.NewConflict(kueue.Resource("workloads"), obj.GetName(), errors.New("Kueue wrote first"))
+			return kueueWroteFirst(ctx, c, obj)
 		}
 		return c.SubResource(sub).Patch(ctx, obj, p, opts...)
 	}}, managerObjects(wl, trainJob().Obj())...)
@@ -243,6 +243,21 @@ func TestConflictAfterTheJobWasCreatedKeepsItsWorker(t *testing.T) {
 	if err := json.Unmarshal([]byte(got.Annotations[courier.PlacementAnnotation]), &p); err != nil || p.Cluster != "w2" {
 		t.Errorf("placement = %q, want w2", got.Annotations[courier.PlacementAnnotation])
 	}
+}
+
+// kueueWroteFirst stages a conflict as the API server has one: Kueue wrote
+// a newer version of obj (its PodsReady, which no plan reads) before
+// Courier's write, which is refused.
+func kueueWroteFirst(ctx context.Context, c client.Client, obj client.Object) error {
+	wl := &kueue.Workload{}
+	if err := c.Get(ctx, client.ObjectKeyFromObject(obj), wl); err != nil {
+		return err
+	}
+	meta.SetStatusCondition(&wl.Status.Conditions, metav1.Condition{Type: kueue.WorkloadPodsReady, Status: metav1.ConditionFalse, Reason: "WaitForStart"})
+	if err := c.Status().Update(ctx, wl); err != nil {
+		return err
+	}
+	return apierrors.NewConflict(kueue.Resource("workloads"), obj.GetName(), errors.New("Kueue wrote first"))
 }
 
 func expectJobOn(t *testing.T, worker client.Client, want bool) {
@@ -335,7 +350,7 @@ func TestARefusedPlacementDeletesNothing(t *testing.T) {
 	manager := fakeClient(interceptor.Funcs{Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, p client.Patch, opts ...client.PatchOption) error {
 		if _, ok := obj.(*kueue.Workload); ok && !refused {
 			refused = true
-			return apierrors.NewConflict(kueue.Resource("workloads"), obj.GetName(), errors.New("out of date"))
+			return kueueWroteFirst(ctx, c, obj)
 		}
 		return c.Patch(ctx, obj, p, opts...)
 	}}, managerObjects(wl, trainJob().Obj())...)
@@ -471,7 +486,7 @@ func TestAConflictAfterTheFinalSyncReadsTheWorkerOnce(t *testing.T) {
 	manager := fakeClient(interceptor.Funcs{SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, p client.Patch, opts ...client.SubResourcePatchOption) error {
 		if _, isWl := obj.(*kueue.Workload); isWl && conflicts > 0 {
 			conflicts--
-			return apierrors.NewConflict(kueue.Resource("workloads"), obj.GetName(), errors.New("the object has been modified"))
+			return kueueWroteFirst(ctx, c, obj)
 		}
 		return c.SubResource(sub).Patch(ctx, obj, p, opts...)
 	}}, managerObjects(wl, local)...)

@@ -2,6 +2,7 @@ package dispatch
 
 import (
 	"slices"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -27,12 +28,15 @@ var (
 
 // workloadChanged lets through the manager Workload updates a plan can act
 // on: all but those that changed only its finalizers (Kueue's, released
-// as the Workload finishes) and the conditions of managerUnread.
-func workloadChanged() predicate.Predicate {
+// as the Workload finishes) and the conditions of managerUnread, unless a
+// pass awaits the update (see ownWrites).
+func workloadChanged(awaited *ownWrites, now func() time.Time) predicate.Predicate {
 	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
 		old, okOld := e.ObjectOld.(*kueue.Workload)
 		cur, okCur := e.ObjectNew.(*kueue.Workload)
-		return !okOld || !okCur || workloadMatters(old, cur, managerUnread)
+		// A pass that found the cache behind waits for the version after
+		// old, whatever it changed.
+		return !okOld || !okCur || workloadMatters(old, cur, managerUnread) || awaited.stale(cur.UID, old.ResourceVersion, now())
 	}}
 }
 

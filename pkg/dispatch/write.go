@@ -49,6 +49,7 @@ func (r *Reconciler) writeStatus(ctx context.Context, wl *kueue.Workload, check 
 		meta.SetStatusCondition(&wl.Status.Conditions, cond)
 	}
 	if err := r.client.Status().Patch(ctx, wl, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
+		r.noteConflict(wl, before.ResourceVersion, err)
 		return fmt.Errorf("patching Workload status: %w", err)
 	}
 	r.written.note(wl.UID, before.ResourceVersion, r.now())
@@ -76,6 +77,7 @@ func (r *Reconciler) writePlacement(ctx context.Context, wl *kueue.Workload, p *
 	}
 	wl.Annotations = annotations
 	if err := r.client.Patch(ctx, wl, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
+		r.noteConflict(wl, before.ResourceVersion, err)
 		return fmt.Errorf("recording the placement: %w", err)
 	}
 	r.written.note(wl.UID, before.ResourceVersion, r.now())
@@ -84,6 +86,16 @@ func (r *Reconciler) writePlacement(ctx context.Context, wl *kueue.Workload, p *
 		metrics.Placed(p.Cluster)
 	}
 	return nil
+}
+
+// noteConflict remembers that a write on version of wl was refused for a
+// conflict: someone wrote a newer version, which the next pass waits for.
+// Kueue's newer version may change nothing a plan reads (the PodsReady it
+// sets as a job starts, say): its event must queue that pass all the same.
+func (r *Reconciler) noteConflict(wl *kueue.Workload, version string, err error) {
+	if apierrors.IsConflict(err) {
+		r.written.note(wl.UID, version, r.now())
+	}
 }
 
 // creation is what creating a Workload copy did on one worker.

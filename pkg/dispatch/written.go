@@ -12,11 +12,21 @@ import (
 // than the manager's informer takes to deliver them.
 const writtenTTL = 10 * time.Second
 
-// ownWrites remembers, per manager Workload, the resourceVersion Courier's
-// last write replaced. While the cache still shows that version, a pass
-// would decide on what Courier itself already changed, and its write would
-// only conflict; the event of the write is on its way and brings the next
-// pass. Kept in memory: after a restart the cache starts fresh.
+// afterConflict is when a pass whose write on a manager Workload was
+// refused looks again. The newer version's event may have come before the
+// refusal was noted, and gone by as one no plan reads: the pass does not
+// wait for it. If the cache still shows the old version then, the pass
+// waits for the event, which the note now lets through.
+const afterConflict = 20 * time.Millisecond
+
+// ownWrites remembers, per manager Workload, the resourceVersions the API
+// server holds newer ones of: those Courier's last writes replaced, and
+// those a write of Courier's was refused on for a conflict. While the cache
+// still shows such a version, a pass would decide on old state, and its
+// write would only conflict; the event of the newer version is on its way
+// and brings the next pass, even when it changes nothing a plan reads
+// (workloadChanged). Kept in memory: after a restart the cache starts
+// fresh.
 type ownWrites struct {
 	mu    sync.Mutex
 	byUID map[types.UID]ownWrite
@@ -39,7 +49,8 @@ func newOwnWrites() *ownWrites {
 	return &ownWrites{byUID: map[types.UID]ownWrite{}}
 }
 
-// note records that Courier wrote the Workload uid over version replaced.
+// note records that the API server holds a version of the Workload uid
+// newer than replaced: Courier wrote over it, or was refused writing on it.
 func (w *ownWrites) note(uid types.UID, replaced string, now time.Time) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -64,7 +75,8 @@ func (w *ownWrites) note(uid types.UID, replaced string, now time.Time) {
 	}
 }
 
-// stale reports whether version is one Courier has written over lately.
+// stale reports whether version is one noted lately: the API server holds
+// a newer one.
 func (w *ownWrites) stale(uid types.UID, version string, now time.Time) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()

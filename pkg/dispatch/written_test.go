@@ -1,8 +1,14 @@
 package dispatch
 
 import (
+	"context"
 	"testing"
 	"time"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 )
 
 func TestOwnWrites(t *testing.T) {
@@ -41,5 +47,40 @@ func TestOwnWritesForgetsExpiredWorkloads(t *testing.T) {
 	}
 	if _, ok := w.byUID["recent"]; !ok {
 		t.Error("a Workload written within the TTL is forgotten")
+	}
+}
+
+// Measured at 0.5 TrainJobs/s: one dispatch in twelve took a second more.
+// Courier's nomination conflicted with Kueue's write of PodsReady, whose
+// event the predicate dropped, and the next pass waited for the backstop.
+// A refused write now awaits the newer version, whatever it changed.
+func TestARefusedWriteAwaitsTheNewerVersion(t *testing.T) {
+	wl := managerWl().Check(check, kueue.CheckStatePending, "").Obj()
+	refused := false
+	manager := fakeClient(interceptor.Funcs{SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, p client.Patch, opts ...client.SubResourcePatchOption) error {
+		if _, ok := obj.(*kueue.Workload); ok && !refused {
+			refused = true
+			return kueueWroteFirst(ctx, c, obj)
+		}
+		return c.SubResource(sub).Patch(ctx, obj, p, opts...)
+	}}, managerObjects(wl, trainJob().Obj())...)
+	w1 := fakeClient(interceptor.Funcs{})
+	w2 := fakeClient(interceptor.Funcs{})
+	r := newReconciler(manager, fakeRemotes{"w1": newWorker("w1", w1, w1), "w2": newWorker("w2", w2, w2)})
+	read := &kueue.Workload{}
+	if err := manager.Get(context.Background(), client.ObjectKeyFromObject(wl), read); err != nil {
+		t.Fatal(err)
+	}
+
+	reconcileOnce(t, r)
+	if !refused {
+		t.Fatal("the nomination was not written")
+	}
+	kueues := &kueue.Workload{}
+	if err := manager.Get(context.Background(), client.ObjectKeyFromObject(wl), kueues); err != nil {
+		t.Fatal(err)
+	}
+	if !workloadChanged(r.written, r.now).Update(event.UpdateEvent{ObjectOld: read, ObjectNew: kueues}) {
+		t.Error("Kueue's version, after a write on the one before was refused, queued no pass")
 	}
 }

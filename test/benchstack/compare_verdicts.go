@@ -60,8 +60,11 @@ func compareVerdicts(phases []PhaseResult) []benchreport.Verdict {
 			out = append(out, benchreport.Skip(target, "needs Courier and a MultiKueue under this load"))
 			continue
 		}
+		// Below saturation is the target's condition: the machine's busy
+		// share says how far below it each system's run was.
 		out = append(out, benchreport.Check(c.QuotaToReady.P95 <= latencyRatio*mk.QuotaToReady.P95, target,
-			fmt.Sprintf("Courier %.2f s, %s %.2f s", c.QuotaToReady.P95, mk.SystemLabel, mk.QuotaToReady.P95)))
+			fmt.Sprintf("Courier %.2f s, %s %.2f s; the machine %.0f%% and %.0f%% busy",
+				c.QuotaToReady.P95, mk.SystemLabel, mk.QuotaToReady.P95, 100*c.MachineBusy, 100*mk.MachineBusy)))
 	}
 	if len(out) == 0 {
 		out = append(out, benchreport.Skip("at a steady rate: Courier's p95 ≤ 1/5 of the faster MultiKueue's", "no steady-rate load ran"))

@@ -114,3 +114,17 @@ func TestInvariantVerdictsTellUnfinishedFromBroken(t *testing.T) {
 		})
 	}
 }
+
+// The target holds below saturation; the verdict says how busy the machine
+// was, so that a rate at saturation is read as such.
+func TestLatencyVerdictSaysHowBusyTheMachineWas(t *testing.T) {
+	courierPhase := PhaseResult{System: SystemCourier, Load: "rate-0.5", Jobs: 60, Rate: 0.5, MachineBusy: 0.54,
+		QuotaToReady: benchreport.Percentiles{P95: 0.24}}
+	mk := PhaseResult{System: SystemMultiKueueQPS, SystemLabel: Systems[SystemMultiKueueQPS].Label, Load: "rate-0.5", Jobs: 60, Rate: 0.5,
+		MachineBusy: 0.5, QuotaToReady: benchreport.Percentiles{P95: 0.24}}
+	want := benchreport.Verdict{Status: "FAIL", Target: "rate-0.5: Courier's p95 quota reserved → check Ready ≤ 1/5 of the faster MultiKueue's",
+		Detail: "Courier 0.24 s, MultiKueue v0.19.1 + worker QPS 1000 (kueue#15206) 0.24 s; the machine 54% and 50% busy"}
+	if diff := cmp.Diff(want, compareVerdicts([]PhaseResult{courierPhase, mk})[0]); diff != "" {
+		t.Errorf("latency verdict (-want +got):\n%s", diff)
+	}
+}
