@@ -68,8 +68,8 @@ func (e *Env) StartCourierReplica(n int) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	proc, err := startProcess(name, filepath.Join(dir, "courier.log"), nil,
-		filepath.Join(e.Bin, "courier"), "--config", config, "--kubeconfig", filepath.Join(first, "kubeconfig"))
+	args := append([]string{filepath.Join(e.Bin, "courier"), "--config", config, "--kubeconfig", filepath.Join(first, "kubeconfig")}, e.courierLogArgs()...)
+	proc, err := startProcess(name, filepath.Join(dir, "courier.log"), nil, args...)
 	if err != nil {
 		return "", err
 	}

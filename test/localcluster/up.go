@@ -30,7 +30,8 @@ type Options struct {
 	// (AuditLog), for benchmarks that count them.
 	AuditWorkers bool
 	// CourierLogLevel is Courier's log verbosity; the e2e suite runs at 4,
-	// so that a failure's logs hold every plan.
+	// so that a failure's logs hold every plan, the soak at 2. Set, the log
+	// has nanosecond times, to be read beside the tests' own.
 	CourierLogLevel int
 	// CourierPprofAddress, when set, has Courier serve net/http/pprof there,
 	// for benchmarks that profile it.
@@ -224,10 +225,7 @@ func (e *Env) StartCourier(config string, kubeconfig []byte) (*Process, error) {
 	if err := os.WriteFile(kubeconfigPath, kubeconfig, 0o600); err != nil {
 		return nil, fmt.Errorf("writing Courier's kubeconfig: %w", err)
 	}
-	args := []string{filepath.Join(e.Bin, "courier"), "--config", path, "--kubeconfig", kubeconfigPath}
-	if e.CourierLogLevel > 0 {
-		args = append(args, fmt.Sprintf("--zap-log-level=%d", e.CourierLogLevel))
-	}
+	args := append([]string{filepath.Join(e.Bin, "courier"), "--config", path, "--kubeconfig", kubeconfigPath}, e.courierLogArgs()...)
 	if e.CourierPprofAddress != "" {
 		args = append(args, "--pprof-bind-address", e.CourierPprofAddress)
 	}
@@ -321,4 +319,12 @@ func StopCluster(ctx context.Context, dir, bin, name string) error {
 // StartCluster starts a cluster StopCluster stopped.
 func StartCluster(ctx context.Context, dir, bin, name string) error {
 	return kwokctl{bin: bin, dir: dir}.start(ctx, name)
+}
+
+// courierLogArgs are the flags that give Courier's log its verbosity.
+func (e *Env) courierLogArgs() []string {
+	if e.CourierLogLevel <= 0 {
+		return nil
+	}
+	return []string{fmt.Sprintf("--zap-log-level=%d", e.CourierLogLevel), "--zap-time-encoding=rfc3339nano"}
 }
