@@ -155,8 +155,8 @@ func planPlaced(o Observed, c string) Plan {
 		// A worker out of reach when c was chosen came back before the job
 		// was created there: its earlier copy goes first, as it would have
 		// before the choice.
-		if o.HasCheck && o.Check.State != kueue.CheckStateReady && o.Check.Message != waitingForOldJob(o, old) {
-			p.Status = &StatusChange{State: o.Check.State, Message: waitingForOldJob(o, old),
+		if msg := waitingForOldJob(o, old); o.HasCheck && o.Check.State != kueue.CheckStateReady && o.Check.Message != msg {
+			p.Status = &StatusChange{State: o.Check.State, Message: msg,
 				ClusterName: wl.Status.ClusterName, Nominated: wl.Status.NominatedClusterNames}
 		}
 		return p

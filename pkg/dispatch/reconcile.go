@@ -30,8 +30,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	}
 	log := ctrl.LoggerFrom(ctx)
 	if r.written.stale(wl.UID, wl.ResourceVersion, r.now()) {
-		// Courier's own last write is not in the cache yet; its event
-		// brings the next pass. The requeue is only a backstop.
+		// Courier's own last write, or the one that refused Courier's, is
+		// not in the cache yet; its event brings the next pass (see
+		// ownWrites). The requeue is only a backstop.
 		return reconcile.Result{RequeueAfter: requeueSoon}, nil
 	}
 	placement, err := placementOf(wl)

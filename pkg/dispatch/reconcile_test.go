@@ -198,13 +198,7 @@ func TestFinishMirrorsTheFinalStatusFirst(t *testing.T) {
 func TestConflictAfterTheJobWasCreatedKeepsItsWorker(t *testing.T) {
 	wl := managerWl().Nominated("w1", "w2").Check(check, kueue.CheckStatePending, "").Obj()
 	conflicted := false
-	manager := fakeClient(interceptor.Funcs{SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, p client.Patch, opts ...client.SubResourcePatchOption) error {
-		if _, ok := obj.(*kueue.Workload); ok && !conflicted {
-			conflicted = true
-			return kueueWroteFirst(ctx, c, obj)
-		}
-		return c.SubResource(sub).Patch(ctx, obj, p, opts...)
-	}}, managerObjects(wl, trainJob().Obj())...)
+	manager := fakeClient(statusRefusedOnce(&conflicted), managerObjects(wl, trainJob().Obj())...)
 	// The informer has not seen the delete of the loser's copy yet: it
 	// shows the copy as it was.
 	w1 := fakeClient(interceptor.Funcs{Delete: func(context.Context, client.WithWatch, client.Object, ...client.DeleteOption) error { return nil }},
@@ -243,6 +237,18 @@ func TestConflictAfterTheJobWasCreatedKeepsItsWorker(t *testing.T) {
 	if err := json.Unmarshal([]byte(got.Annotations[courier.PlacementAnnotation]), &p); err != nil || p.Cluster != "w2" {
 		t.Errorf("placement = %q, want w2", got.Annotations[courier.PlacementAnnotation])
 	}
+}
+
+// statusRefusedOnce refuses the first write of a Workload's status, as
+// kueueWroteFirst does, and notes in refused that it did.
+func statusRefusedOnce(refused *bool) interceptor.Funcs {
+	return interceptor.Funcs{SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, p client.Patch, opts ...client.SubResourcePatchOption) error {
+		if _, ok := obj.(*kueue.Workload); ok && !*refused {
+			*refused = true
+			return kueueWroteFirst(ctx, c, obj)
+		}
+		return c.SubResource(sub).Patch(ctx, obj, p, opts...)
+	}}
 }
 
 // kueueWroteFirst stages a conflict as the API server has one: Kueue wrote
@@ -482,14 +488,8 @@ func TestAPassOnAVersionCourierWroteOverWritesNothing(t *testing.T) {
 func TestAConflictAfterTheFinalSyncReadsTheWorkerOnce(t *testing.T) {
 	finished, running, complete, wl, local := finishedOnW1()
 
-	conflicts := 1
-	manager := fakeClient(interceptor.Funcs{SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, p client.Patch, opts ...client.SubResourcePatchOption) error {
-		if _, isWl := obj.(*kueue.Workload); isWl && conflicts > 0 {
-			conflicts--
-			return kueueWroteFirst(ctx, c, obj)
-		}
-		return c.SubResource(sub).Patch(ctx, obj, p, opts...)
-	}}, managerObjects(wl, local)...)
+	conflicted := false
+	manager := fakeClient(statusRefusedOnce(&conflicted), managerObjects(wl, local)...)
 	jobCopyObj := jobCopy(t, complete)
 	jobCopyObj.SetUID("copy-uid")
 	lagging := jobCopy(t, running)
@@ -508,7 +508,7 @@ func TestAConflictAfterTheFinalSyncReadsTheWorkerOnce(t *testing.T) {
 	for range 2 {
 		_, _ = r.Reconcile(context.Background(), req)
 	}
-	if conflicts != 0 {
+	if !conflicted {
 		t.Fatal("the Workload's status was never written")
 	}
 	gotWl := &kueue.Workload{}

@@ -57,13 +57,7 @@ func TestOwnWritesForgetsExpiredWorkloads(t *testing.T) {
 func TestARefusedWriteAwaitsTheNewerVersion(t *testing.T) {
 	wl := managerWl().Check(check, kueue.CheckStatePending, "").Obj()
 	refused := false
-	manager := fakeClient(interceptor.Funcs{SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, p client.Patch, opts ...client.SubResourcePatchOption) error {
-		if _, ok := obj.(*kueue.Workload); ok && !refused {
-			refused = true
-			return kueueWroteFirst(ctx, c, obj)
-		}
-		return c.SubResource(sub).Patch(ctx, obj, p, opts...)
-	}}, managerObjects(wl, trainJob().Obj())...)
+	manager := fakeClient(statusRefusedOnce(&refused), managerObjects(wl, trainJob().Obj())...)
 	w1 := fakeClient(interceptor.Funcs{})
 	w2 := fakeClient(interceptor.Funcs{})
 	r := newReconciler(manager, fakeRemotes{"w1": newWorker("w1", w1, w1), "w2": newWorker("w2", w2, w2)})

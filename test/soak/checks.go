@@ -183,7 +183,7 @@ func checkLost(jobs []Job) []string {
 		case j.Refused != "":
 		case j.Finished.IsZero():
 			out = append(out, fmt.Sprintf("%s: submitted %s, check %q, %d copies", j.Name, clock(j.Submitted), j.Check, len(j.Copies)))
-		case !strings.HasPrefix(j.ManagerStatus, "Complete") && !strings.HasPrefix(j.ManagerStatus, "Failed"):
+		case !isFinal(j.ManagerStatus):
 			out = append(out, fmt.Sprintf("%s: its Workload finished (%s) while the job shows %q; check %q", j.Name, j.Reason, j.ManagerStatus, j.Check))
 		}
 	}
