@@ -12,6 +12,7 @@ import (
 	. "github.com/onsi/gomega"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -107,6 +108,20 @@ func patchManagers(tj *trainer.TrainJob) []string {
 
 // expectFinished asserts that the manager's Workload finished with the
 // given reason; when it has not, the failure says what the Workload shows.
+// warningsOn lists the Warning events on a manager object, as
+// "Reason: note".
+func warningsOn(ctx context.Context, obj client.Object) []string {
+	list := &eventsv1.EventList{}
+	Expect(manager.client.List(ctx, list, client.InNamespace(obj.GetNamespace()))).To(Succeed())
+	var out []string
+	for _, e := range list.Items {
+		if e.Regarding.UID == obj.GetUID() && e.Type == corev1.EventTypeWarning {
+			out = append(out, e.Reason+": "+e.Note)
+		}
+	}
+	return out
+}
+
 func expectFinished(ctx context.Context, g Gomega, wl *kueue.Workload, reason string) {
 	got := &kueue.Workload{}
 	g.Expect(manager.client.Get(ctx, client.ObjectKeyFromObject(wl), got)).To(Succeed())
@@ -168,6 +183,9 @@ var _ = Describe("Courier with real Kueue, Trainer and JobSet", func() {
 			g.Expect(manager.client.Get(ctx, client.ObjectKeyFromObject(tj), local)).To(Succeed())
 			g.Expect(meta.IsStatusConditionTrue(local.Status.Conditions, trainer.TrainJobComplete)).To(BeTrue())
 		}).Should(Succeed())
+
+		By("reporting no edit on the worker: the times Trainer stamps on RuntimePatches are none")
+		Expect(warningsOn(ctx, tj)).To(BeEmpty())
 
 		By("checking the copy's history: written once by Courier, started by the worker's Kueue alone")
 		versions := histories[w.name].live()

@@ -25,6 +25,21 @@ func workerStarts(t testing.TB, copy *unstructured.Unstructured) {
 	}
 }
 
+// stampTimes does what Trainer's webhook does to a TrainJob it admits:
+// each RuntimePatch entry without a time gets one.
+func stampTimes(t testing.TB, job *unstructured.Unstructured, at string) {
+	t.Helper()
+	patches, _, _ := unstructured.NestedSlice(job.Object, "spec", "runtimePatches")
+	for _, p := range patches {
+		if m := p.(map[string]any); m["time"] == nil {
+			m["time"] = at
+		}
+	}
+	if err := unstructured.SetNestedSlice(job.Object, patches, "spec", "runtimePatches"); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestTrainJobForward(t *testing.T) {
 	base := func() *trainertesting.TrainJobWrapper {
 		return trainertesting.MakeTrainJob("tj", "ns").ManagedBy(TrainJobManagedBy).Label("team", "a").RuntimePatch("example.com/user", "x", "1")
@@ -34,8 +49,11 @@ func TestTrainJobForward(t *testing.T) {
 		dispatched, now *trainertesting.TrainJobWrapper
 		// started: the worker's Kueue started the copy.
 		started bool
-		// edit changes the copy on the worker by hand.
-		edit          func(*unstructured.Unstructured)
+		// edit changes the copy on the worker by hand, or as the
+		// worker's webhooks do.
+		edit func(*unstructured.Unstructured)
+		// manager changes the manager's job as its webhooks do.
+		manager       func(*unstructured.Unstructured)
 		noRecord      bool
 		wantUpdate    bool
 		wantForwarded []string
@@ -47,6 +65,25 @@ func TestTrainJobForward(t *testing.T) {
 	}{
 		"nothing changed, the worker's Kueue started the copy": {
 			dispatched: base(), now: base().RuntimePatch("kueue.x-k8s.io/manager", "k", "m"), started: true,
+		},
+		"the worker's Trainer stamped the copy's RuntimePatches with their time": {
+			dispatched: base(), now: base(), started: true,
+			edit: func(u *unstructured.Unstructured) { stampTimes(t, u, "2026-11-26T15:30:04Z") },
+		},
+		"both Trainers stamped their RuntimePatches, at other times": {
+			dispatched: base(), now: base(), started: true,
+			edit:    func(u *unstructured.Unstructured) { stampTimes(t, u, "2026-11-26T15:30:04Z") },
+			manager: func(u *unstructured.Unstructured) { stampTimes(t, u, "2026-11-26T15:29:47Z") },
+		},
+		"a RuntimePatch added on the manager reaches a suspended, stamped copy": {
+			dispatched: base(), now: base().RuntimePatch("example.com/late", "y", "2"),
+			edit: func(u *unstructured.Unstructured) {
+				workerStarts(t, u)
+				stampTimes(t, u, "2026-11-26T15:30:04Z")
+				_ = unstructured.SetNestedField(u.Object, true, "spec", "suspend")
+			},
+			wantUpdate: true, wantForwarded: []string{runtimePatchesField},
+			wantPatches: []string{"example.com/user", "example.com/late", "kueue.x-k8s.io/manager"},
 		},
 		"a label added on the manager reaches a running copy": {
 			dispatched: base(), now: base().Label("owner", "b"), started: true,
@@ -127,7 +164,11 @@ func TestTrainJobForward(t *testing.T) {
 			if tc.edit != nil {
 				tc.edit(copy)
 			}
-			got, err := a.Forward(trainJob(t, tc.now), copy, to)
+			now := trainJob(t, tc.now)
+			if tc.manager != nil {
+				tc.manager(now)
+			}
+			got, err := a.Forward(now, copy, to)
 			if err != nil {
 				t.Fatalf("Forward() = %v", err)
 			}
@@ -169,7 +210,7 @@ func TestTrainJobForward(t *testing.T) {
 				}
 			}
 			// Once written, the copy is in step: nothing more to do.
-			again, err := a.Forward(trainJob(t, tc.now), got.Update, to)
+			again, err := a.Forward(now, got.Update, to)
 			if err != nil {
 				t.Fatal(err)
 			}

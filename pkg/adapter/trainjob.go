@@ -68,7 +68,8 @@ func NewTrainJob() Adapter {
 			return fullRejection(job, runtimepatch.Room(patches))
 		},
 		// RuntimePatches are compared and written without the worker
-		// Kueue's entry, which is the worker's own.
+		// Kueue's entry, which is the worker's own, and compared without
+		// the times Trainer's webhook stamps on each side.
 		fieldView: func(field string, v any) any {
 			if field != "runtimePatches" {
 				return v
@@ -164,8 +165,12 @@ func isKueueEntry(e any) bool {
 	return ok && m["manager"] == runtimepatch.KueueManager
 }
 
-// withoutKueueEntries drops the Kueue entries from a runtimePatches value;
-// nil when none is left.
+// withoutKueueEntries drops the Kueue entries from a runtimePatches value,
+// and the time of the others; nil when none is left. Trainer's webhook
+// stamps each entry with the time it was written (observability only, in
+// Trainer's words), on the worker's copy when Courier creates it, and on
+// the manager's job where Trainer runs there too: the two never agree. It
+// modifies v's entries: v is the view's own copy.
 func withoutKueueEntries(v any) any {
 	entries, ok := v.([]any)
 	if !ok {
@@ -173,9 +178,13 @@ func withoutKueueEntries(v any) any {
 	}
 	var out []any
 	for _, e := range entries {
-		if !isKueueEntry(e) {
-			out = append(out, e)
+		if isKueueEntry(e) {
+			continue
 		}
+		if m, ok := e.(map[string]any); ok {
+			delete(m, "time")
+		}
+		out = append(out, e)
 	}
 	if len(out) == 0 {
 		return nil

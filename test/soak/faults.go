@@ -11,10 +11,13 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/util/retry"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
 	courier "github.com/courierdev/courier/api/v1alpha1"
+	"github.com/courierdev/courier/pkg/adapter"
 	trainertesting "github.com/courierdev/courier/pkg/testing/trainer"
 	"github.com/courierdev/courier/test/localcluster"
 )
@@ -138,11 +141,13 @@ func (in *injector) runFaults(ctx context.Context, plan []Planned, start time.Ti
 	return out
 }
 
-// superviseControllers starts again, as a kubelet restarts its static
-// pods, the controllers of a worker that exited after a pause, whenever no
-// fault holds that worker. Without it a worker whose controllers exit a
-// while after its API server came back runs no pod and collects no garbage
-// until the faults are over (docs/soak.md, findings 4, 7 and 9).
+// superviseControllers starts again, as a kubelet restarts its pods, the
+// controllers of a cluster that exited after a pause, and Courier's
+// replicas that exited, whenever no fault holds them. Without it a worker
+// whose controllers exit a while after its API server came back runs no
+// pod and collects no garbage until the faults are over (docs/soak.md,
+// findings 4, 7 and 9), and a Courier that lost its lease while the
+// manager's API server was down stays down.
 func (in *injector) superviseControllers(ctx context.Context, locks map[string]*sync.Mutex) {
 	ticker := time.NewTicker(superviseEvery)
 	defer ticker.Stop()
@@ -152,20 +157,29 @@ func (in *injector) superviseControllers(ctx context.Context, locks map[string]*
 			return
 		case <-ticker.C:
 		}
-		for _, w := range in.env.Workers {
-			if !locks[w].TryLock() {
-				continue // A fault holds it and restores it.
+		for _, c := range append([]string{in.env.Manager}, in.env.Workers...) {
+			if l := locks[c]; l != nil && l.TryLock() { // Else a fault holds it and restores it.
+				err := in.reviveControllers(c)
+				l.Unlock()
+				if err != nil {
+					in.logf("Supervising the controllers of %s: %v", c, err)
+				}
 			}
-			err := in.reviveControllers(w)
-			locks[w].Unlock()
+		}
+		if l := locks[sharedTarget(CourierKill)]; l != nil && l.TryLock() {
+			started, err := in.courier.revive()
+			l.Unlock()
+			if len(started) > 0 {
+				in.logf("Starting %s again", strings.Join(started, " and "))
+			}
 			if err != nil {
-				in.logf("Supervising the controllers of %s: %v", w, err)
+				in.logf("Supervising Courier's replicas: %v", err)
 			}
 		}
 	}
 }
 
-// reviveControllers starts the worker's controllers again if they exited.
+// reviveControllers starts a cluster's controllers again if they exited.
 func (in *injector) reviveControllers(worker string) error {
 	down, err := localcluster.ControllersDown(in.env.Dir, worker)
 	if err != nil || len(down) == 0 {
@@ -207,6 +221,14 @@ func (in *injector) inject(ctx context.Context, p Planned) (string, error) {
 		rctx, cancel := restoreContext()
 		defer cancel()
 		return "killed, restarted by kwokctl start", localcluster.StartCluster(rctx, dir, bin, w)
+	case ManagerKill:
+		if err := localcluster.KillAPIServer(dir, w); err != nil {
+			return "", err
+		}
+		sleep(ctx, downFor)
+		rctx, cancel := restoreContext()
+		defer cancel()
+		return "killed, restarted by kwokctl start", localcluster.StartCluster(rctx, dir, bin, w)
 	case CourierKill:
 		return in.courier.killLeader(ctx)
 	case KueueRestart:
@@ -228,6 +250,10 @@ func (in *injector) inject(ctx context.Context, p Planned) (string, error) {
 		return in.creds.breakFor(ctx, w, brokenFor)
 	case RemoteDelete:
 		return in.deleteRemote(ctx, w)
+	case RemoteEvict:
+		return in.evictRemote(ctx, w)
+	case ManagerDeactivate:
+		return in.deactivateOnManager(ctx)
 	case ForeignObject:
 		return in.foreignObject(ctx, w)
 	case CheckRecreate:
@@ -255,14 +281,15 @@ func sleep(ctx context.Context, d time.Duration) {
 	}
 }
 
-// liveCopy waits for a job with an unfinished, started copy on worker.
+// liveCopy waits for a job with an unfinished, started copy on worker, or
+// on any worker when worker is "".
 func (in *injector) liveCopy(ctx context.Context, worker string) (*Job, *Copy, error) {
 	var job *Job
 	var cp *Copy
 	err := wait.PollUntilContextTimeout(ctx, time.Second, findFor, true, func(context.Context) (bool, error) {
 		for _, j := range in.rec.snapshot() {
 			for _, c := range j.Copies {
-				if c.Worker == worker && !c.Started.IsZero() && c.Ended.IsZero() && c.Deleted.IsZero() && j.RunFor >= 5*time.Second {
+				if (worker == "" || c.Worker == worker) && !c.Started.IsZero() && c.Ended.IsZero() && c.Deleted.IsZero() && j.RunFor >= 5*time.Second {
 					job, cp = &j, c
 					return true, nil
 				}
@@ -271,6 +298,9 @@ func (in *injector) liveCopy(ctx context.Context, worker string) (*Job, *Copy, e
 		return false, nil
 	})
 	if err != nil {
+		if worker == "" {
+			worker = "any worker"
+		}
 		return nil, nil, fmt.Errorf("waiting %s for a running copy on %s: %w", findFor, worker, err)
 	}
 	return job, cp, nil
@@ -290,6 +320,99 @@ func (in *injector) deleteRemote(ctx context.Context, worker string) (string, er
 		return "", fmt.Errorf("deleting the copy of %s on %s: %w", job.Name, worker, err)
 	}
 	return fmt.Sprintf("deleted the copy of %s %s (uid %s)", job.Kind, job.Name, cp.UID), nil
+}
+
+// evictRemote has the worker's Kueue evict a running copy, as its own
+// administrator would: it deactivates the Workload copy the job copy names
+// (spec.active false), and Kueue evicts it and suspends the job.
+func (in *injector) evictRemote(ctx context.Context, worker string) (string, error) {
+	job, cp, err := in.liveCopy(ctx, worker)
+	if err != nil {
+		return "", err
+	}
+	c := in.workers[worker]
+	obj := jobObject(job.JobSpec, in.run)
+	if err := c.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
+		return "", fmt.Errorf("getting the copy of %s on %s: %w", job.Name, worker, err)
+	}
+	if obj.GetUID() != cp.UID {
+		return "", fmt.Errorf("the copy of %s on %s is %s now, not the running %s", job.Name, worker, obj.GetUID(), cp.UID)
+	}
+	name := obj.GetLabels()[adapter.PrebuiltWorkloadLabel]
+	if name == "" {
+		return "", fmt.Errorf("the copy of %s on %s has no label %s", job.Name, worker, adapter.PrebuiltWorkloadLabel)
+	}
+	wl := &kueue.Workload{}
+	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if err := c.Get(ctx, client.ObjectKey{Namespace: obj.GetNamespace(), Name: name}, wl); err != nil {
+			return err
+		}
+		wl.Spec.Active = ptr.To(false)
+		return c.Update(ctx, wl)
+	})
+	if err != nil {
+		return "", fmt.Errorf("deactivating Workload %s of %s on %s: %w", name, job.Name, worker, err)
+	}
+	return fmt.Sprintf("deactivated Workload %s of %s %s (copy uid %s)", name, job.Kind, job.Name, cp.UID), nil
+}
+
+// deactivateOnManager deactivates the manager Workload of a running job,
+// as its owner pausing it would, waits until Courier has removed the copy
+// from its worker, and activates the Workload again. It is activated
+// again in any case, once the wait is over.
+func (in *injector) deactivateOnManager(ctx context.Context) (string, error) {
+	job, cp, err := in.liveCopy(ctx, "")
+	if err != nil {
+		return "", err
+	}
+	if job.Workload == "" {
+		return "", fmt.Errorf("no manager Workload recorded for %s", job.Name)
+	}
+	key := client.ObjectKey{Namespace: localcluster.Namespace, Name: job.Workload}
+	if err := in.setActive(ctx, key, false); err != nil {
+		return "", err
+	}
+	start := time.Now()
+	waitErr := wait.PollUntilContextTimeout(ctx, time.Second, findFor, true, func(context.Context) (bool, error) {
+		for _, j := range in.rec.snapshot() {
+			if j.Name != job.Name {
+				continue
+			}
+			for _, c := range j.Copies {
+				if c.UID == cp.UID {
+					return !c.Deleted.IsZero(), nil
+				}
+			}
+		}
+		return false, nil
+	})
+	removed := time.Since(start).Round(time.Second)
+	rctx, cancel := restoreContext()
+	defer cancel()
+	if err := in.setActive(rctx, key, true); err != nil {
+		return "", err
+	}
+	note := fmt.Sprintf("deactivated Workload %s of %s %s while it ran on %s; its copy removed after %s, activated again", job.Workload, job.Kind, job.Name, cp.Worker, removed)
+	if waitErr != nil {
+		return note, fmt.Errorf("the copy of %s on %s still existed %s after its manager Workload was deactivated: %w", job.Name, cp.Worker, findFor, waitErr)
+	}
+	return note, nil
+}
+
+// setActive sets spec.active of a manager Workload.
+func (in *injector) setActive(ctx context.Context, key client.ObjectKey, active bool) error {
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		wl := &kueue.Workload{}
+		if err := in.mgr.Get(ctx, key, wl); err != nil {
+			return err
+		}
+		wl.Spec.Active = ptr.To(active)
+		return in.mgr.Update(ctx, wl)
+	})
+	if err != nil {
+		return fmt.Errorf("setting spec.active of Workload %s to %t: %w", key, active, err)
+	}
+	return nil
 }
 
 // foreignObject creates, on worker, a suspended job nobody queues under

@@ -89,20 +89,47 @@ func (r *replicas) killLeader(ctx context.Context) (string, error) {
 		return "", err
 	}
 	sleep(ctx, downFor)
-	path, err := r.logOf(name)
-	if err != nil {
-		return "", err
-	}
-	info, err := os.Stat(path)
-	if err != nil {
-		return "", fmt.Errorf("reading the log of %s: %w", name, err)
-	}
-	r.mu.Lock()
-	r.since[name] = info.Size()
-	r.mu.Unlock()
-	proc, err := localcluster.RestartProcess(r.dir, name)
+	proc, err := r.restart(name)
 	if err != nil {
 		return "", err
 	}
 	return fmt.Sprintf("%s with SIGKILL; restarted as PID %d after %s", note, proc.PID, downFor), nil
+}
+
+// restart starts a replica again; what it logs from now on tells whether
+// it leads.
+func (r *replicas) restart(name string) (*localcluster.Process, error) {
+	path, err := r.logOf(name)
+	if err != nil {
+		return nil, err
+	}
+	info, err := os.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading the log of %s: %w", name, err)
+	}
+	r.mu.Lock()
+	r.since[name] = info.Size()
+	r.mu.Unlock()
+	return localcluster.RestartProcess(r.dir, name)
+}
+
+// revive starts again, as a kubelet restarts a pod, the replicas that
+// exited: a leader that could not renew its lease while the manager's API
+// server was down exits, as controller-runtime does.
+func (r *replicas) revive() ([]string, error) {
+	var started []string
+	for _, name := range r.names {
+		alive, err := localcluster.Alive(r.dir, name)
+		if err != nil || alive {
+			if err != nil {
+				return started, err
+			}
+			continue
+		}
+		if _, err := r.restart(name); err != nil {
+			return started, err
+		}
+		started = append(started, name)
+	}
+	return started, nil
 }

@@ -10,7 +10,8 @@ import (
 // Kind is a kind of fault.
 type Kind string
 
-// The faults of issue 14, each injected at least once.
+// The faults of issue 14, an eviction on either side, and the manager's
+// API server killed, each injected at least once.
 const (
 	PauseShort        Kind = "apiserver-pause-short"
 	PauseLong         Kind = "apiserver-pause-long"
@@ -19,6 +20,9 @@ const (
 	SecretRotate      Kind = "secret-rotate"
 	SecretBroken      Kind = "secret-broken"
 	RemoteDelete      Kind = "remote-delete"
+	RemoteEvict       Kind = "remote-evict"
+	ManagerDeactivate Kind = "manager-deactivate"
+	ManagerKill       Kind = "manager-apiserver-kill"
 	ForeignObject     Kind = "foreign-object"
 	KueueRestart      Kind = "kueue-restart"
 	CheckRecreate     Kind = "admissioncheck-recreate"
@@ -31,13 +35,14 @@ const (
 // Kinds lists every kind of fault, in the order the schedule first uses
 // them.
 var Kinds = []Kind{PauseShort, PauseLong, APIServerKill, CourierKill, SecretRotate, SecretBroken, RemoteDelete,
-	ForeignObject, KueueRestart, CheckRecreate, WorkerDelete, QuickJobs, ForbiddenPatch}
+	ForeignObject, KueueRestart, CheckRecreate, WorkerDelete, QuickJobs, ForbiddenPatch, RemoteEvict,
+	ManagerDeactivate, ManagerKill}
 
 // workerScoped kinds act on one worker; two of them never overlap on the
 // same worker. The others act on Courier or the manager and are
 // serialized among themselves.
 var workerScoped = map[Kind]bool{PauseShort: true, PauseLong: true, APIServerKill: true, SecretRotate: true,
-	SecretBroken: true, RemoteDelete: true, ForeignObject: true, KueueRestart: true, WorkerDelete: true}
+	SecretBroken: true, RemoteDelete: true, RemoteEvict: true, ForeignObject: true, KueueRestart: true, WorkerDelete: true}
 
 // Planned is one fault of the schedule.
 type Planned struct {
