@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"os"
 	"slices"
@@ -102,4 +103,43 @@ func WriteJSON(path string, v any) error {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	return nil
+}
+
+// ProcessCPU is one process's CPU during a phase: seconds, its share of
+// the machine (all cores), and of the stack's processes together.
+type ProcessCPU struct {
+	Name       string  `json:"name"`
+	CPUSeconds float64 `json:"cpuSeconds"`
+	Machine    float64 `json:"shareOfMachine"`
+	Stack      float64 `json:"shareOfStack"`
+}
+
+// CPUShares turns the CPU seconds of each process over a window of wall
+// seconds on cpus cores into shares, largest first.
+func CPUShares(seconds map[string]float64, wall float64, cpus int) []ProcessCPU {
+	var stack float64
+	for _, s := range seconds {
+		stack += s
+	}
+	out := make([]ProcessCPU, 0, len(seconds))
+	for _, name := range slices.Sorted(maps.Keys(seconds)) {
+		p := ProcessCPU{Name: name, CPUSeconds: seconds[name]}
+		if wall > 0 && cpus > 0 {
+			p.Machine = seconds[name] / (wall * float64(cpus))
+		}
+		if stack > 0 {
+			p.Stack = seconds[name] / stack
+		}
+		out = append(out, p)
+	}
+	slices.SortStableFunc(out, func(a, b ProcessCPU) int {
+		switch {
+		case a.CPUSeconds > b.CPUSeconds:
+			return -1
+		case a.CPUSeconds < b.CPUSeconds:
+			return 1
+		}
+		return 0
+	})
+	return out
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/courierdev/courier/test/benchreport"
 )
 
 // Cost is what the courier process spent over one phase.
@@ -19,6 +21,10 @@ type Cost struct {
 	// every process included: near 1, the machine, not Courier, sets the
 	// pace.
 	MachineBusy float64 `json:"machineBusy"`
+	// Stack is each kind of process's CPU over the window, largest first:
+	// the API servers, etcds and controller managers, Courier, the load
+	// driver.
+	Stack []benchreport.ProcessCPU `json:"stack"`
 	// Reconciles counts the dispatch controller's reconciles, from
 	// controller-runtime's metrics.
 	Reconciles            float64 `json:"reconciles"`
@@ -50,6 +56,7 @@ type window struct {
 	offsets []int64
 	cpu     time.Duration
 	machine machineCPU
+	stack   map[string]time.Duration
 	metrics courierMetrics
 }
 
@@ -62,6 +69,9 @@ func (r *runner) open(ctx context.Context) (window, error) {
 	}
 	w := window{start: time.Now(), offsets: offsets}
 	if w.machine, err = readMachineCPU(); err != nil {
+		return w, err
+	}
+	if w.stack, err = r.stackCPU(r.courier.PID); err != nil {
 		return w, err
 	}
 	if err := resetPeakRSS(r.courier.PID); err != nil {
@@ -92,6 +102,11 @@ func (r *runner) close(ctx context.Context, w window, dispatches int) (Cost, err
 		return c, err
 	}
 	c.MachineBusy = busyShare(w.machine, machine)
+	stack, err := r.stackCPU(r.courier.PID)
+	if err != nil {
+		return c, err
+	}
+	c.Stack = stackShares(w.stack, stack, end.Sub(w.start))
 	metrics, err := scrapeCourier(ctx, r.courier.MetricsAddress)
 	if err != nil {
 		return c, err

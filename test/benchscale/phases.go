@@ -63,11 +63,15 @@ func (r *runner) backlog(ctx context.Context, res *Result, jobs []job) error {
 	if err != nil {
 		return err
 	}
+	stack, err := r.stackCPU(0)
+	if err != nil {
+		return err
+	}
 	if err := r.startCourier(ctx, "courier.log"); err != nil {
 		return err
 	}
 	// A fresh process: its CPU time and reconcile count start from zero.
-	w := window{start: r.courier.Started, offsets: offsets, machine: machine}
+	w := window{start: r.courier.Started, offsets: offsets, machine: machine, stack: stack}
 	if err := resetPeakRSS(r.courier.PID); err != nil {
 		return err
 	}

@@ -68,6 +68,7 @@ func top(counts map[string]int, n int) []counted {
 // printCost prints the lines every phase has.
 func printCost(w io.Writer, c Cost, workloads int) {
 	fmt.Fprintf(w, "\tCPU\t%.2f ms/dispatch\t%.0f ms in a %.1f s window; the whole machine %.0f%% busy\n", c.CPUMillisPerDispatch, c.CPUMillis, c.Seconds, 100*c.MachineBusy)
+	fmt.Fprintf(w, "\tstack\tCPU, share of the machine\t%s\n", stackLine(c.Stack))
 	fmt.Fprintf(w, "\treconciles\t%.2f /dispatch\tqueue wait %s; pass %s\n", c.ReconcilesPerDispatch, c.QueueWait, c.Pass)
 	fmt.Fprintf(w, "\tmanager requests\t%.2f reads + %.2f writes /workload\t%s\n",
 		c.PerWorkload.ManagerReads, c.PerWorkload.ManagerWrites, topRequests(c.Manager, workloads))

@@ -38,7 +38,8 @@ func evaluate(results []*Result) []benchreport.Verdict {
 		}
 		if r.Workers == throughputWorkers {
 			vs = append(vs, benchreport.Check(r.Backlog.Throughput >= minThroughput,
-				fmt.Sprintf("≥ %.0f workloads/s on %d workers", minThroughput, throughputWorkers), fmt.Sprintf("%s: %.1f/s", run, r.Backlog.Throughput)))
+				fmt.Sprintf("≥ %.0f workloads/s on %d workers", minThroughput, throughputWorkers),
+				fmt.Sprintf("%s: %.1f/s%s", run, r.Backlog.Throughput, whoseMachine(r.Backlog.Cost))))
 		}
 		if r.Steady.Count > 0 {
 			p95 := r.Steady.Latency.P95
@@ -103,4 +104,15 @@ func growth(results []*Result, varied string, by func(*Result) int, fixedBy func
 			fmt.Sprintf("no two runs at different %s with the same %s", varied, fixed)))
 	}
 	return vs
+}
+
+// whoseMachine says how busy the machine was and Courier's share of it, so
+// that a throughput the machine caps is told from one Courier caps.
+func whoseMachine(c Cost) string {
+	for _, p := range c.Stack {
+		if p.Name == "courier" {
+			return fmt.Sprintf("; the machine %.0f%% busy, Courier %.1f%% of it", 100*c.MachineBusy, 100*p.Machine)
+		}
+	}
+	return ""
 }

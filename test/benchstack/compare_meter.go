@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/courierdev/courier/test/benchreport"
 	"github.com/courierdev/courier/test/localcluster"
 )
 
@@ -101,7 +102,7 @@ func (m *meter) stop(res *PhaseResult, sys System, jobs int) {
 	if busy, all, err := machineCPU(); err == nil && all > m.all0 {
 		res.MachineBusy = (busy - m.busy0) / (all - m.all0)
 	}
-	res.CPU = cpuShares(seconds, wall, runtime.NumCPU())
+	res.CPU = benchreport.CPUShares(seconds, wall, runtime.NumCPU())
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	res.Dispatcher = DispatcherCost{Process: m.dispatcher, Note: sys.Note, CPUSeconds: seconds[m.dispatcher],

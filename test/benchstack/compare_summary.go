@@ -1,7 +1,6 @@
 package benchstack
 
 import (
-	"maps"
 	"slices"
 	"time"
 
@@ -47,7 +46,7 @@ type PhaseResult struct {
 	Requests   WorkerRequests `json:"requests"`
 	Dispatcher DispatcherCost `json:"dispatcher"`
 	// CPU is every process of the stack, largest first.
-	CPU []ProcessCPU `json:"cpu"`
+	CPU []benchreport.ProcessCPU `json:"cpu"`
 	// MachineBusy is the share of the machine's CPU busy during the
 	// phase, this stack or not: another load on the machine shows here.
 	MachineBusy float64 `json:"machineBusy"`
@@ -98,15 +97,6 @@ type DispatcherCost struct {
 	// PassesPerWorkload are Courier's dispatch passes (reconciles) per
 	// workload; less noisy than the CPU from run to run. Courier only.
 	PassesPerWorkload float64 `json:"passesPerWorkload,omitempty"`
-}
-
-// ProcessCPU is one process's CPU during the phase: seconds, its share of
-// the machine (all cores), and of the stack's processes together.
-type ProcessCPU struct {
-	Name       string  `json:"name"`
-	CPUSeconds float64 `json:"cpuSeconds"`
-	Machine    float64 `json:"shareOfMachine"`
-	Stack      float64 `json:"shareOfStack"`
 }
 
 // summarizeJobs fills the timings and invariants of res from the jobs'
@@ -180,34 +170,4 @@ func appendStep(steps []time.Duration, from, to time.Time) []time.Duration {
 		return steps
 	}
 	return append(steps, max(to.Sub(from), 0))
-}
-
-// cpuShares turns the CPU seconds of each process over a window of wall
-// seconds on cpus cores into shares, largest first.
-func cpuShares(seconds map[string]float64, wall float64, cpus int) []ProcessCPU {
-	var stack float64
-	for _, s := range seconds {
-		stack += s
-	}
-	out := make([]ProcessCPU, 0, len(seconds))
-	for _, name := range slices.Sorted(maps.Keys(seconds)) {
-		p := ProcessCPU{Name: name, CPUSeconds: seconds[name]}
-		if wall > 0 && cpus > 0 {
-			p.Machine = seconds[name] / (wall * float64(cpus))
-		}
-		if stack > 0 {
-			p.Stack = seconds[name] / stack
-		}
-		out = append(out, p)
-	}
-	slices.SortStableFunc(out, func(a, b ProcessCPU) int {
-		switch {
-		case a.CPUSeconds > b.CPUSeconds:
-			return -1
-		case a.CPUSeconds < b.CPUSeconds:
-			return 1
-		}
-		return 0
-	})
-	return out
 }

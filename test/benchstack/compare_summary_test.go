@@ -98,26 +98,3 @@ func TestSummarizeJobs(t *testing.T) {
 		})
 	}
 }
-
-func TestCPUShares(t *testing.T) {
-	cases := map[string]struct {
-		seconds map[string]float64
-		want    []ProcessCPU
-	}{
-		"largest first, of the machine and of the stack": {
-			seconds: map[string]float64{"kueue": 2, "apiserver": 6, "idle": 0},
-			want: []ProcessCPU{
-				{Name: "apiserver", CPUSeconds: 6, Machine: 0.3, Stack: 0.75},
-				{Name: "kueue", CPUSeconds: 2, Machine: 0.1, Stack: 0.25},
-				{Name: "idle"},
-			},
-		},
-	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			if diff := cmp.Diff(tc.want, cpuShares(tc.seconds, 10, 2)); diff != "" {
-				t.Errorf("shares (-want +got):\n%s", diff)
-			}
-		})
-	}
-}

@@ -213,15 +213,7 @@ func (in *injector) inject(ctx context.Context, p Planned) (string, error) {
 		rctx, cancel := restoreContext()
 		defer cancel()
 		return fmt.Sprintf("paused for %s (workerLostTimeout %s)", hold, in.lostTimeout), localcluster.StartCluster(rctx, dir, bin, w)
-	case APIServerKill:
-		if err := localcluster.KillAPIServer(dir, w); err != nil {
-			return "", err
-		}
-		sleep(ctx, downFor)
-		rctx, cancel := restoreContext()
-		defer cancel()
-		return "killed, restarted by kwokctl start", localcluster.StartCluster(rctx, dir, bin, w)
-	case ManagerKill:
+	case APIServerKill, ManagerKill: // The manager's target is its cluster's name.
 		if err := localcluster.KillAPIServer(dir, w); err != nil {
 			return "", err
 		}
