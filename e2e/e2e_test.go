@@ -296,8 +296,31 @@ var _ = Describe("Losing a worker", Ordered, func() {
 			g.Expect(exists(ctx, g, lost, wl)).To(BeFalse())
 		}).WithTimeout(3 * time.Minute).Should(Succeed())
 		expectOnlyOn(ctx, tj, next)
+
+		By("leaving the worker able to run pods again, for the specs after this one")
+		awaitPodsRun(ctx, lost)
 	})
 })
+
+// awaitPodsRun waits until a worker runs a pod. kwok started again with its
+// cluster has a new identity, and runs no pod until the node leases its
+// predecessor held expire: kwokctl gives them 200 s.
+func awaitPodsRun(ctx context.Context, w cluster) {
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "e2e-probe-" + rand.String(5), Namespace: namespace},
+		Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever,
+			Containers: []corev1.Container{{Name: "c", Image: "busybox"}}},
+	}
+	Expect(w.client.Create(ctx, pod)).To(Succeed())
+	DeferCleanup(func(ctx context.Context) {
+		Expect(client.IgnoreNotFound(w.client.Delete(ctx, pod))).To(Succeed())
+	})
+	Eventually(func(g Gomega) {
+		g.Expect(w.client.Get(ctx, client.ObjectKeyFromObject(pod), pod)).To(Succeed())
+		// kwok completes only the pods of Jobs; this one it just runs.
+		g.Expect(pod.Status.Phase).To(Equal(corev1.PodRunning))
+	}).WithTimeout(4 * time.Minute).Should(Succeed())
+}
 
 func resourceQuantity(s string) *resource.Quantity {
 	q := resource.MustParse(s)
