@@ -106,8 +106,6 @@ func patchManagers(tj *trainer.TrainJob) []string {
 	return out
 }
 
-// expectFinished asserts that the manager's Workload finished with the
-// given reason; when it has not, the failure says what the Workload shows.
 // warningsOn lists the Warning events on a manager object, as
 // "Reason: note".
 func warningsOn(ctx context.Context, obj client.Object) []string {
@@ -122,6 +120,8 @@ func warningsOn(ctx context.Context, obj client.Object) []string {
 	return out
 }
 
+// expectFinished asserts that the manager's Workload finished with the
+// given reason; when it has not, the failure says what the Workload shows.
 func expectFinished(ctx context.Context, g Gomega, wl *kueue.Workload, reason string) {
 	got := &kueue.Workload{}
 	g.Expect(manager.client.Get(ctx, client.ObjectKeyFromObject(wl), got)).To(Succeed())

@@ -11,8 +11,12 @@ import (
 	"github.com/courierdev/courier/test/benchreport"
 )
 
-// loadDriver names this process among the stack's: it plays Kueue.
-const loadDriver = "load driver"
+// The kinds of process stackCPU names besides the clusters' binaries:
+// Courier, and this process, which plays Kueue.
+const (
+	courierKind = "courier"
+	loadDriver  = "load driver"
+)
 
 // stackCPU returns the CPU time of every process of the environment, summed
 // by kind: the API servers, etcds and controller managers by their command
@@ -22,7 +26,7 @@ const loadDriver = "load driver"
 func (r *runner) stackCPU(courierPID int) (map[string]time.Duration, error) {
 	kinds := map[int]string{os.Getpid(): loadDriver}
 	if courierPID != 0 {
-		kinds[courierPID] = "courier"
+		kinds[courierPID] = courierKind
 	}
 	for _, c := range r.env.Clusters() {
 		for _, pid := range c.PIDs() {

@@ -110,7 +110,7 @@ func growth(results []*Result, varied string, by func(*Result) int, fixedBy func
 // that a throughput the machine caps is told from one Courier caps.
 func whoseMachine(c Cost) string {
 	for _, p := range c.Stack {
-		if p.Name == "courier" {
+		if p.Name == courierKind {
 			return fmt.Sprintf("; the machine %.0f%% busy, Courier %.1f%% of it", 100*c.MachineBusy, 100*p.Machine)
 		}
 	}

@@ -180,15 +180,15 @@ func (in *injector) superviseControllers(ctx context.Context, locks map[string]*
 }
 
 // reviveControllers starts a cluster's controllers again if they exited.
-func (in *injector) reviveControllers(worker string) error {
-	down, err := localcluster.ControllersDown(in.env.Dir, worker)
+func (in *injector) reviveControllers(cluster string) error {
+	down, err := localcluster.ControllersDown(in.env.Dir, cluster)
 	if err != nil || len(down) == 0 {
 		return err
 	}
-	in.logf("Starting %s on %s again", strings.Join(down, " and "), worker)
+	in.logf("Starting %s on %s again", strings.Join(down, " and "), cluster)
 	ctx, cancel := restoreContext()
 	defer cancel()
-	return localcluster.StartCluster(ctx, in.env.Dir, in.env.Bin, worker)
+	return localcluster.StartCluster(ctx, in.env.Dir, in.env.Bin, cluster)
 }
 
 // inject runs one fault to its end, restoring what it broke even when ctx
@@ -334,16 +334,8 @@ func (in *injector) evictRemote(ctx context.Context, worker string) (string, err
 	if name == "" {
 		return "", fmt.Errorf("the copy of %s on %s has no label %s", job.Name, worker, adapter.PrebuiltWorkloadLabel)
 	}
-	wl := &kueue.Workload{}
-	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		if err := c.Get(ctx, client.ObjectKey{Namespace: obj.GetNamespace(), Name: name}, wl); err != nil {
-			return err
-		}
-		wl.Spec.Active = ptr.To(false)
-		return c.Update(ctx, wl)
-	})
-	if err != nil {
-		return "", fmt.Errorf("deactivating Workload %s of %s on %s: %w", name, job.Name, worker, err)
+	if err := setActive(ctx, c, client.ObjectKey{Namespace: obj.GetNamespace(), Name: name}, false); err != nil {
+		return "", fmt.Errorf("deactivating the Workload of %s on %s: %w", job.Name, worker, err)
 	}
 	return fmt.Sprintf("deactivated Workload %s of %s %s (copy uid %s)", name, job.Kind, job.Name, cp.UID), nil
 }
@@ -361,7 +353,7 @@ func (in *injector) deactivateOnManager(ctx context.Context) (string, error) {
 		return "", fmt.Errorf("no manager Workload recorded for %s", job.Name)
 	}
 	key := client.ObjectKey{Namespace: localcluster.Namespace, Name: job.Workload}
-	if err := in.setActive(ctx, key, false); err != nil {
+	if err := setActive(ctx, in.mgr, key, false); err != nil {
 		return "", err
 	}
 	start := time.Now()
@@ -381,7 +373,7 @@ func (in *injector) deactivateOnManager(ctx context.Context) (string, error) {
 	removed := time.Since(start).Round(time.Second)
 	rctx, cancel := restoreContext()
 	defer cancel()
-	if err := in.setActive(rctx, key, true); err != nil {
+	if err := setActive(rctx, in.mgr, key, true); err != nil {
 		return "", err
 	}
 	note := fmt.Sprintf("deactivated Workload %s of %s %s while it ran on %s; its copy removed after %s, activated again", job.Workload, job.Kind, job.Name, cp.Worker, removed)
@@ -391,15 +383,15 @@ func (in *injector) deactivateOnManager(ctx context.Context) (string, error) {
 	return note, nil
 }
 
-// setActive sets spec.active of a manager Workload.
-func (in *injector) setActive(ctx context.Context, key client.ObjectKey, active bool) error {
+// setActive sets spec.active of a Workload.
+func setActive(ctx context.Context, c client.Client, key client.ObjectKey, active bool) error {
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		wl := &kueue.Workload{}
-		if err := in.mgr.Get(ctx, key, wl); err != nil {
+		if err := c.Get(ctx, key, wl); err != nil {
 			return err
 		}
 		wl.Spec.Active = ptr.To(active)
-		return in.mgr.Update(ctx, wl)
+		return c.Update(ctx, wl)
 	})
 	if err != nil {
 		return fmt.Errorf("setting spec.active of Workload %s to %t: %w", key, active, err)

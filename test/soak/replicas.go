@@ -120,10 +120,10 @@ func (r *replicas) revive() ([]string, error) {
 	var started []string
 	for _, name := range r.names {
 		alive, err := localcluster.Alive(r.dir, name)
-		if err != nil || alive {
-			if err != nil {
-				return started, err
-			}
+		if err != nil {
+			return started, err
+		}
+		if alive {
 			continue
 		}
 		if _, err := r.restart(name); err != nil {
