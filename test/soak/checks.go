@@ -136,11 +136,8 @@ func copyOfPod(copies []*Copy, p *PodRun) *Copy {
 }
 
 // checkOverlaps finds jobs that ran on two workers at once. An overlap is
-// allowed, and returned as a note, when the earlier run's worker was out
-// of use because of a fault and the later run's copy was created
-// workerLostTimeout or more after Courier counted it out, while it still
-// was: Courier's documented lost-worker policy, which lets the job go
-// elsewhere then; that copy may start after the worker is back.
+// allowed, and returned as a note, when it is Courier's documented
+// lost-worker policy (see lostWorkerAllows).
 func checkOverlaps(jobs []Job, lost []lostWindow, lostTimeout time.Duration, end time.Time) (offenders, allowed []string) {
 	for _, j := range jobs {
 		rs := runs(j, end)
@@ -151,11 +148,9 @@ func checkOverlaps(jobs []Job, lost []lostWindow, lostTimeout time.Duration, end
 				if a.worker == b.worker || !b.start.Before(a.end) {
 					continue
 				}
-				desc := fmt.Sprintf("%s: %s on %s ran %s–%s, %s on %s from %s", j.Name, a.what, a.worker,
-					clock(a.start), clock(a.end), b.what, b.worker, clock(b.start))
-				if slices.ContainsFunc(lost, func(w lostWindow) bool {
-					return w.Worker == a.worker && !b.dispatched.Before(w.Start.Add(lostTimeout)) && !b.dispatched.After(w.End)
-				}) {
+				desc := fmt.Sprintf("%s: %s on %s ran %s–%s, %s on %s ran %s–%s", j.Name, a.what, a.worker,
+					clock(a.start), clock(a.end), b.what, b.worker, clock(b.start), clock(b.end))
+				if lostWorkerAllows(a, b, lost, lostTimeout) {
 					ok = desc
 				} else if bad == "" {
 					bad = desc
@@ -169,6 +164,27 @@ func checkOverlaps(jobs []Job, lost []lostWindow, lostTimeout time.Duration, end
 		}
 	}
 	return offenders, allowed
+}
+
+// lostWorkerAllows says whether two overlapping runs are what the
+// lost-worker policy lets happen: the earlier-dispatched run's worker was
+// out of use because of a fault, the later run's copy was created
+// workerLostTimeout or more after Courier counted it out, while it still
+// was, and the stale run ended within workerLostTimeout of the worker's
+// return, when Courier removes it. Runs are told apart by when their
+// copies were created, not by when they were seen running: a lost
+// worker's copy may start, or be seen, only once it is back (findings 12
+// and 14), and the job's other copy may start after that too.
+func lostWorkerAllows(a, b interval, lost []lostWindow, lostTimeout time.Duration) bool {
+	stale, moved := a, b
+	if b.dispatched.Before(a.dispatched) {
+		stale, moved = b, a
+	}
+	return slices.ContainsFunc(lost, func(w lostWindow) bool {
+		return w.Worker == stale.worker &&
+			!moved.dispatched.Before(w.Start.Add(lostTimeout)) && !moved.dispatched.After(w.End) &&
+			!stale.end.After(w.End.Add(lostTimeout))
+	})
 }
 
 func clock(t time.Time) string { return t.Format("15:04:05.000") }

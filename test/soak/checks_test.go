@@ -83,6 +83,26 @@ func TestCheckOverlaps(t *testing.T) {
 			lost:        []lostWindow{{Worker: "w1", Start: at(5), End: at(55)}},
 			wantAllowed: 1,
 		},
+		// Finding 14 of docs/soak.md: the lost worker's copy, created
+		// before it was lost, started only once the worker was back, after
+		// the job's other copy; Courier removed it then.
+		"a lost worker's copy that starts once it is back is the stale run": {
+			copies: []*Copy{
+				{Worker: "w1", UID: "a", Created: at(0), Started: at(56), Deleted: at(57)},
+				{Worker: "w2", UID: "b", Created: at(40), Started: at(41), Ended: at(60)},
+			},
+			pods:        []*PodRun{{Worker: "w1", Pod: "p1", Created: at(56), Running: at(56), Ended: at(57)}},
+			lost:        []lostWindow{{Worker: "w1", Start: at(5), End: at(55)}},
+			wantAllowed: 1,
+		},
+		"a stale copy left running long after its worker came back is not": {
+			copies: []*Copy{
+				{Worker: "w1", UID: "a", Created: at(0), Started: at(1), Deleted: at(90)},
+				{Worker: "w2", UID: "b", Created: at(40), Started: at(41), Ended: at(95)},
+			},
+			lost:    []lostWindow{{Worker: "w1", Start: at(5), End: at(55)}},
+			wantBad: 1,
+		},
 		"a copy created after its worker came back is not": {
 			copies: []*Copy{
 				{Worker: "w1", UID: "a", Created: at(0), Started: at(1), Deleted: at(58)},
