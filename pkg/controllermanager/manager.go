@@ -38,11 +38,11 @@ func Options(cfg *configv1alpha1.Configuration) ctrl.Options {
 		// Jobs are read generically, as unstructured objects, from the cache.
 		Client: client.Options{Cache: &client.CacheOptions{Unstructured: true}},
 		// cache.New, with watch events decoded in fewer passes over their
-		// bytes; the decoded objects are the same.
-		NewCache: watchdecode.NewCache,
+		// bytes, and objects without their managed fields, which Courier
+		// never reads and which are often half an object: watches do not
+		// even decode them.
+		NewCache: watchdecode.NewCacheWithoutManagedFields,
 		Cache: cache.Options{
-			// Courier never reads managed fields; they are often half an object.
-			DefaultTransform: cache.TransformStripManagedFields(),
 			ByObject: map[client.Object]cache.ByObject{
 				// Only kubeconfig Secrets in Courier's namespace are read.
 				&corev1.Secret{}: {Namespaces: map[string]cache.Config{cfg.Namespace: {}}},

@@ -2,6 +2,7 @@ package watchdecode
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -22,8 +23,8 @@ func BenchmarkWatchDecode(b *testing.B) {
 	for i := range n {
 		name := fmt.Sprintf("job-%05d", i)
 		typ := []watch.EventType{watch.Added, watch.Modified, watch.Modified, watch.Deleted}[i%4]
-		typed.WriteString(event(b, typ, workload(name, fmt.Sprint(1000+i))))
-		unstructured.WriteString(event(b, typ, trainJob(name, fmt.Sprint(1000+i))))
+		typed.WriteString(event(b, typ, withManagedFields(b, workload(name, fmt.Sprint(1000+i)))))
+		unstructured.WriteString(event(b, typ, withManagedFields(b, trainJob(name, fmt.Sprint(1000+i)))))
 		if i%500 == 499 {
 			typed.WriteString(event(b, watch.Bookmark, bookmark(workloadGVK, fmt.Sprint(1000+i))))
 			unstructured.WriteString(event(b, watch.Bookmark, bookmark(trainJobGVK, fmt.Sprint(1000+i))))
@@ -37,6 +38,7 @@ func BenchmarkWatchDecode(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	dropping := func(d *Decoder) *Decoder { c := *d; return c.DropManagedFields() }
 	streams := []struct {
 		name    string
 		data    []byte
@@ -51,9 +53,10 @@ func BenchmarkWatchDecode(b *testing.B) {
 			"client-go": func(body io.ReadCloser) watch.Decoder {
 				return clientGoDecoder(b, st.ns, st.decoder.gvk.GroupVersion(), body)
 			},
-			"watchdecode": st.decoder.NewEventDecoder,
+			"watchdecode":                   st.decoder.NewEventDecoder,
+			"watchdecode-dropManagedFields": dropping(st.decoder).NewEventDecoder,
 		}
-		for _, impl := range []string{"client-go", "watchdecode"} {
+		for _, impl := range []string{"client-go", "watchdecode", "watchdecode-dropManagedFields"} {
 			b.Run(st.name+"/"+impl, func(b *testing.B) {
 				b.ReportAllocs()
 				b.SetBytes(int64(len(st.data)))
@@ -75,4 +78,49 @@ func BenchmarkWatchDecode(b *testing.B) {
 			})
 		}
 	}
+}
+
+// withManagedFields gives an object managed fields shaped like the API
+// server's: an Update entry owning its labels and spec, as the client that
+// created it, and one owning its status, each a FieldsV1 tree of the fields.
+func withManagedFields(b *testing.B, obj any) map[string]any {
+	raw, err := json.Marshal(obj)
+	if err != nil {
+		b.Fatal(err)
+	}
+	m := map[string]any{}
+	if err := json.Unmarshal(raw, &m); err != nil {
+		b.Fatal(err)
+	}
+	md, _ := m["metadata"].(map[string]any)
+	entry := func(manager, subresource string, fields map[string]any) map[string]any {
+		e := map[string]any{"manager": manager, "operation": "Update", "apiVersion": "v1", "time": "2026-11-24T07:00:00Z",
+			"fieldsType": "FieldsV1", "fieldsV1": fieldsOf(fields)}
+		if subresource != "" {
+			e["subresource"] = subresource
+		}
+		return e
+	}
+	md["managedFields"] = []any{
+		entry("creator", "", map[string]any{"metadata": map[string]any{"labels": md["labels"]}, "spec": m["spec"]}),
+		entry("controller", "status", map[string]any{"status": m["status"]}),
+	}
+	return m
+}
+
+// fieldsOf is the FieldsV1 tree of a JSON value: each key as "f:key", each
+// list item as "i:N", each leaf as {}.
+func fieldsOf(v any) map[string]any {
+	out := map[string]any{}
+	switch v := v.(type) {
+	case map[string]any:
+		for k, x := range v {
+			out["f:"+k] = fieldsOf(x)
+		}
+	case []any:
+		for i, x := range v {
+			out[fmt.Sprintf("i:%d", i)] = fieldsOf(x)
+		}
+	}
+	return out
 }

@@ -1,7 +1,8 @@
 // Package watchdecode makes controller-runtime informers decode JSON watch
 // events in fewer passes over their bytes than client-go, with the same
 // results: see Decoder for the decoding and Install for how a cache's
-// informers come to use it.
+// informers come to use it. A cache that strips managed fields anyway
+// (NewCacheWithoutManagedFields) also skips decoding them.
 package watchdecode
 
 import (
@@ -23,6 +24,7 @@ import (
 	toolscache "k8s.io/client-go/tools/cache"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 )
 
@@ -34,6 +36,41 @@ func NewCache(cfg *rest.Config, opts cache.Options) (cache.Cache, error) {
 		return nil, err
 	}
 	return cache.New(cfg, opts)
+}
+
+// NewCacheWithoutManagedFields is NewCache for a cache whose objects carry
+// no metadata.managedFields: every transform it runs (the default one and
+// each object's) first strips them with StripManagedFields, and its watches
+// do not decode them at all (Decoder.DropManagedFields).
+func NewCacheWithoutManagedFields(cfg *rest.Config, opts cache.Options) (cache.Cache, error) {
+	opts.DefaultTransform = withoutManagedFieldsFirst(opts.DefaultTransform)
+	byObject := make(map[client.Object]cache.ByObject, len(opts.ByObject))
+	for obj, by := range opts.ByObject {
+		if by.Transform != nil {
+			by.Transform = withoutManagedFieldsFirst(by.Transform)
+		}
+		byObject[obj] = by
+	}
+	opts.ByObject = byObject
+	if err := install(cfg, &opts, true); err != nil {
+		return nil, err
+	}
+	return cache.New(cfg, opts)
+}
+
+// withoutManagedFieldsFirst strips managed fields, then runs next.
+func withoutManagedFieldsFirst(next toolscache.TransformFunc) toolscache.TransformFunc {
+	strip := StripManagedFields()
+	if next == nil {
+		return strip
+	}
+	return func(in any) (any, error) {
+		out, err := strip(in)
+		if err != nil {
+			return nil, err
+		}
+		return next(out)
+	}
 }
 
 // Install sets opts.NewInformer, and opts.HTTPClient and opts.Scheme as
@@ -57,6 +94,10 @@ func NewCache(cfg *rest.Config, opts cache.Options) (cache.Cache, error) {
 // client has a Timeout: http.Client would bound the real body's reads with
 // it, and the handed-over body escapes that bound.
 func Install(cfg *rest.Config, opts *cache.Options) error {
+	return install(cfg, opts, false)
+}
+
+func install(cfg *rest.Config, opts *cache.Options, dropManagedFields bool) error {
 	if opts.NewInformer != nil {
 		return nil
 	}
@@ -86,7 +127,9 @@ func Install(cfg *rest.Config, opts *cache.Options) error {
 	hc.Transport = handoffTransport{next: next}
 	opts.HTTPClient = &hc
 
-	opts.NewInformer = newInformers(cfg, opts.Scheme).newInformer
+	i := newInformers(cfg, opts.Scheme)
+	i.dropManagedFields = dropManagedFields
+	opts.NewInformer = i.newInformer
 	return nil
 }
 
@@ -101,9 +144,10 @@ func newInformers(cfg *rest.Config, s *runtime.Scheme) *informers {
 }
 
 type informers struct {
-	scheme       *runtime.Scheme
-	typed        runtime.NegotiatedSerializer
-	unstructured runtime.NegotiatedSerializer
+	scheme            *runtime.Scheme
+	typed             runtime.NegotiatedSerializer
+	unstructured      runtime.NegotiatedSerializer
+	dropManagedFields bool
 }
 
 var log = ctrl.Log.WithName("watchdecode")
@@ -140,6 +184,9 @@ func (i *informers) wrap(lw toolscache.ListerWatcher, obj runtime.Object) toolsc
 	if err != nil {
 		log.V(2).Info("Watch decoded by client-go", "type", obj, "reason", err)
 		return nil
+	}
+	if i.dropManagedFields {
+		d.DropManagedFields()
 	}
 	wrapped := *orig
 	wrapped.WatchFuncWithContext = func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {

@@ -42,6 +42,19 @@ type Decoder struct {
 	// object, as its Negotiator.StreamDecoder returns them for JSON.
 	envelope runtime.Decoder
 	object   runtime.Decoder
+	// dropManagedFields decodes objects without their managed fields.
+	dropManagedFields bool
+}
+
+// DropManagedFields makes d decode each object without its
+// metadata.managedFields, for a cache that strips them anyway
+// (StripManagedFields): they are often half an object's bytes, and not
+// decoding them saves that share of the decoding and of the garbage.
+// An event the fast path leaves to client-go's decoders keeps them, for
+// the transform to strip.
+func (d *Decoder) DropManagedFields() *Decoder {
+	d.dropManagedFields = true
+	return d
 }
 
 // NewTypedDecoder decodes watch events of a typed kind as a typed client
@@ -117,7 +130,7 @@ func (d *Decoder) NewWatcher(ctx context.Context, body io.ReadCloser) watch.Inte
 
 // NewEventDecoder returns the watch.Decoder for a JSON watch stream.
 func (d *Decoder) NewEventDecoder(body io.ReadCloser) watch.Decoder {
-	st := &state{decode: d.decode}
+	st := &state{decode: d.decode, dropManagedFields: d.dropManagedFields}
 	frames := streaming.NewDecoder(newFrameReader(body), &envelopeDecoder{Decoder: d.envelope, st: st})
 	return restclientwatch.NewDecoder(frames, &objectDecoder{Decoder: d.object, st: st, gvk: d.gvk})
 }
@@ -127,9 +140,23 @@ func (d *Decoder) NewEventDecoder(body io.ReadCloser) watch.Decoder {
 // envelope's raw object to the object decoder; both run in turn on the
 // watch's one goroutine.
 type state struct {
-	decode func([]byte) (runtime.Object, bool)
-	raw    []byte
-	obj    runtime.Object
+	decode            func([]byte) (runtime.Object, bool)
+	dropManagedFields bool
+	// buf holds an object's bytes without its managed fields; decoding
+	// copies what it keeps, so it is reused from one event to the next.
+	buf []byte
+	raw []byte
+	obj runtime.Object
+}
+
+// decodeObject decodes an event's object, without the bytes of its
+// managed fields if the decoder drops them.
+func (s *state) decodeObject(raw []byte, managedFields span) (runtime.Object, bool) {
+	if s.dropManagedFields && !managedFields.empty() {
+		s.buf = managedFields.apply(raw, s.buf[:0])
+		raw = s.buf
+	}
+	return s.decode(raw)
 }
 
 // take returns the object decoded from exactly these bytes, if any.
@@ -151,12 +178,12 @@ type envelopeDecoder struct {
 func (e *envelopeDecoder) Decode(data []byte, defaults *schema.GroupVersionKind, into runtime.Object) (runtime.Object, *schema.GroupVersionKind, error) {
 	e.st.obj, e.st.raw = nil, nil
 	if ev, ok := into.(*metav1.WatchEvent); ok && defaults == nil {
-		if typ, raw, ok := parseEnvelope(data); ok {
+		if typ, raw, managedFields, ok := parseEnvelope(data); ok {
 			// The object is decoded here, not when the object decoder is
 			// handed the raw bytes, because a failure must fall back before
 			// the envelope is accepted: client-go's framer would have
 			// rejected invalid JSON anywhere in the frame.
-			if obj, ok := e.st.decode(raw); ok {
+			if obj, ok := e.st.decodeObject(raw, managedFields); ok {
 				ev.Type = typ
 				// client-go copies the raw object; nothing keeps it past
 				// the object decoder, which this state serves.

@@ -144,6 +144,12 @@ func trainJob(name, rv string) map[string]any {
 			"name": name, "namespace": "team-a", "resourceVersion": rv, "generation": 2,
 			"labels":      map[string]any{"courier.dev/origin": "manager-1"},
 			"annotations": map[string]any{"escaped": "a \"b\" c\\", "empty": ""},
+			"managedFields": []any{
+				map[string]any{"manager": "trainer", "operation": "Update", "apiVersion": "trainer.kubeflow.org/v1alpha1",
+					"fieldsType": "FieldsV1", "fieldsV1": map[string]any{"f:status": map[string]any{"f:conditions": map[string]any{}}}},
+				map[string]any{"manager": "odd \"}],{[\\", "operation": "Apply", "fieldsV1": map[string]any{}},
+			},
+			"finalizers": []any{"courier.dev/after-managed-fields"},
 		},
 		"spec": map[string]any{
 			"runtimeRef": map[string]any{"name": "torch-distributed", "kind": "ClusterTrainingRuntime"},
@@ -374,41 +380,76 @@ func TestDecoderMatchesClientGo(t *testing.T) {
 		"only whitespace": {stream: func(testing.TB) string { return " \n\t " }},
 	}
 	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			ns, gvk := typedSerializer(s), workloadGVK
-			var d *Decoder
-			var err error
-			if tc.unstructured {
-				ns, gvk = unstructuredSerializer(), trainJobGVK
-				d, err = NewUnstructuredDecoder(ns, gvk)
-			} else {
-				d, err = NewTypedDecoder(ns, s, gvk)
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			stream := tc.stream(t)
-			body := func() io.ReadCloser {
-				var r io.Reader = strings.NewReader(stream)
-				if tc.oneByte {
-					r = iotest.OneByteReader(r)
+		// Each case again with managed fields dropped: the events must be
+		// client-go's, with StripManagedFields run on their objects.
+		for _, drop := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/dropManagedFields=%t", name, drop), func(t *testing.T) {
+				ns, gvk := typedSerializer(s), workloadGVK
+				var d *Decoder
+				var err error
+				if tc.unstructured {
+					ns, gvk = unstructuredSerializer(), trainJobGVK
+					d, err = NewUnstructuredDecoder(ns, gvk)
+				} else {
+					d, err = NewTypedDecoder(ns, s, gvk)
 				}
-				return io.NopCloser(r)
-			}
-			want := events(t, clientGoDecoder(t, ns, gvk.GroupVersion(), body()))
-			fast := 0
-			d.decode = countCalls(d.decode, &fast)
-			got := events(t, d.NewEventDecoder(body()))
-			if diff := cmp.Diff(want, got); diff != "" {
-				t.Errorf("events differ from client-go's (-client-go +watchdecode):\n%s", diff)
-			}
-			if len(want) == 0 && len(stream) > 0 && strings.TrimSpace(stream) != "" && !strings.Contains(name, "truncated") {
-				t.Errorf("client-go decoded no events: the case tests nothing")
-			}
-			if !tc.wantFallback && fast == 0 && len(want) > 0 && want[0].Type != watch.Error {
-				t.Errorf("the fast path decoded nothing")
-			}
-		})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if drop {
+					d.DropManagedFields()
+				}
+				stream := tc.stream(t)
+				body := func() io.ReadCloser {
+					var r io.Reader = strings.NewReader(stream)
+					if tc.oneByte {
+						r = iotest.OneByteReader(r)
+					}
+					return io.NopCloser(r)
+				}
+				want := events(t, clientGoDecoder(t, ns, gvk.GroupVersion(), body()))
+				fast := 0
+				d.decode = countCalls(d.decode, &fast)
+				if drop {
+					d.decode = refuseManagedFields(t, d.decode)
+				}
+				got := events(t, d.NewEventDecoder(body()))
+				if drop {
+					// What the cache's transform does to every object,
+					// whichever decoder it came from.
+					stripAll(t, want)
+					stripAll(t, got)
+				}
+				if diff := cmp.Diff(want, got); diff != "" {
+					t.Errorf("events differ from client-go's (-client-go +watchdecode):\n%s", diff)
+				}
+				if len(want) == 0 && len(stream) > 0 && strings.TrimSpace(stream) != "" && !strings.Contains(name, "truncated") {
+					t.Errorf("client-go decoded no events: the case tests nothing")
+				}
+				if !tc.wantFallback && fast == 0 && len(want) > 0 && want[0].Type != watch.Error {
+					t.Errorf("the fast path decoded nothing")
+				}
+			})
+		}
+	}
+}
+
+// refuseManagedFields fails the test if the fast path is handed an object
+// with managed fields to decode.
+func refuseManagedFields(t *testing.T, f func([]byte) (runtime.Object, bool)) func([]byte) (runtime.Object, bool) {
+	return func(b []byte) (runtime.Object, bool) {
+		if _, cut, ok := skipObject(b, 0); ok && !cut.empty() {
+			t.Errorf("the fast path decoded managed fields: %.200s", b)
+		}
+		return f(b)
+	}
+}
+
+func stripAll(t *testing.T, evs []watch.Event) {
+	for _, ev := range evs {
+		if _, err := StripManagedFields()(ev.Object); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 
@@ -428,6 +469,8 @@ func TestParseEnvelope(t *testing.T) {
 		typ    string
 		object string
 		wantOK bool
+		// the object with the bytes parseEnvelope says to cut removed
+		withoutManagedFields string
 	}{
 		"plain":           {in: `{"type":"ADDED","object":{"a":"}"}}`, typ: "ADDED", object: `{"a":"}"}`, wantOK: true},
 		"spaces":          {in: ` { "object" : {"a":["\\\"",{}]} , "type" : "DELETED" } `, typ: "DELETED", object: `{"a":["\\\"",{}]}`, wantOK: true},
@@ -440,11 +483,20 @@ func TestParseEnvelope(t *testing.T) {
 		"unclosed object": {in: `{"type":"ADDED","object":{"a":1}`},
 		"non-ASCII type":  {in: "{\"type\":\"ADD\u00e9\",\"object\":{}}"},
 		"array object":    {in: `{"type":"ADDED","object":[]}`},
+		"managed fields": {
+			in:  ` {"type":"ADDED", "object":{"metadata":{"name":"a","managedFields":[{"manager":"m"}]},"spec":{}}}`,
+			typ: "ADDED", object: `{"metadata":{"name":"a","managedFields":[{"manager":"m"}]},"spec":{}}`, wantOK: true,
+			withoutManagedFields: `{"metadata":{"name":"a"},"spec":{}}`,
+		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			typ, object, ok := parseEnvelope([]byte(tc.in))
-			if diff := cmp.Diff([]any{tc.wantOK, tc.typ, tc.object}, []any{ok, typ, string(object)}); diff != "" {
+			typ, object, cut, ok := parseEnvelope([]byte(tc.in))
+			want := tc.withoutManagedFields
+			if want == "" {
+				want = tc.object
+			}
+			if diff := cmp.Diff([]any{tc.wantOK, tc.typ, tc.object, want}, []any{ok, typ, string(object), string(cut.apply(object, nil))}); diff != "" {
 				t.Errorf("parseEnvelope(%s) (-want +got):\n%s", tc.in, diff)
 			}
 		})
