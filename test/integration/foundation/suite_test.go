@@ -3,6 +3,7 @@ package foundation
 import (
 	"context"
 	"testing"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -21,6 +22,7 @@ func TestFoundation(t *testing.T) {
 
 var _ = BeforeSuite(func(ctx context.Context) {
 	ctrl.SetLogger(zap.New(zap.WriteTo(GinkgoWriter), zap.UseDevMode(true)))
+	SetDefaultEventuallyTimeout(30 * time.Second)
 	var err error
 	env, err = framework.Start(ctx, framework.Options{Workers: 2})
 	Expect(err).NotTo(HaveOccurred())
