@@ -95,6 +95,9 @@ func connect(ctx context.Context, name string, base *rest.Config, opts *Options,
 	// cfg, whose watches may stream for as long as the server keeps them.
 	direct := rest.CopyConfig(cfg)
 	direct.Timeout = opts.RequestTimeout
+	// The objects writes return come as the informers hold them: without
+	// managed fields, which are about half their bytes.
+	direct.Wrap(watchdecode.ResponsesWithoutManagedFields)
 
 	dc, err := discovery.NewDiscoveryClientForConfig(direct)
 	if err != nil {

@@ -64,6 +64,9 @@ func New(restConfig *rest.Config, cfg *configv1alpha1.Configuration, flags Flags
 	restConfig = rest.CopyConfig(restConfig)
 	restConfig.QPS = *cfg.ManagerClient.QPS
 	restConfig.Burst = int(*cfg.ManagerClient.Burst)
+	// The objects writes return come as the cache holds them: without
+	// managed fields, which are about half their bytes.
+	restConfig.Wrap(watchdecode.ResponsesWithoutManagedFields)
 	opts := Options(cfg)
 	opts.PprofBindAddress = flags.PprofBindAddress
 	mgr, err := ctrl.NewManager(restConfig, opts)
