@@ -26,11 +26,12 @@ func StripManagedFields() toolscache.TransformFunc {
 	}
 }
 
-// withoutManagedFields returns the JSON object b without the managedFields
-// member of its top-level metadata, appended to buf, and true; or false if
-// b is not an object skipObject reads or has no such member.
+// withoutManagedFields returns the JSON object b (after any whitespace)
+// without the managedFields member of its top-level metadata, appended to
+// buf, and true; or false if b is not an object skipObject reads or has no
+// such member.
 func withoutManagedFields(b, buf []byte) ([]byte, bool) {
-	_, cut, ok := skipObject(b, 0)
+	_, cut, ok := skipObject(b, skipSpace(b, 0))
 	if !ok || cut.empty() {
 		return nil, false
 	}

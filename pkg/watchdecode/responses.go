@@ -39,8 +39,8 @@ func (t writeResponses) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading the response to %s %s: %w", req.Method, req.URL.Path, err)
 	}
-	if _, cut, ok := skipObject(body, skipSpace(body, 0)); ok && !cut.empty() {
-		body = cut.apply(body, make([]byte, 0, len(body)-(cut.to-cut.from)))
+	if trimmed, ok := withoutManagedFields(body, nil); ok {
+		body = trimmed
 	}
 	resp.Body = io.NopCloser(bytes.NewReader(body))
 	resp.ContentLength = int64(len(body))
