@@ -126,11 +126,8 @@ const (
 const (
 	// EventNominated: Workload copies were sent to the nominated workers.
 	EventNominated = "Nominated"
-	// EventPlaced: Courier chose the worker whose Kueue admitted the
-	// workload, and recorded it before creating the job there.
-	EventPlaced = "Placed"
-	// EventDispatched: the job exists on the chosen worker; the check is
-	// Ready.
+	// EventDispatched: the worker whose Kueue admitted the workload was
+	// recorded, then the job created there; the check is Ready.
 	EventDispatched = "Dispatched"
 	// EventFinished: the worker finished the workload; its final job
 	// status was mirrored first.

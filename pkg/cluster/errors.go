@@ -48,6 +48,11 @@ func classify(err error, doing string) *Error {
 	case apierrors.IsUnauthorized(err):
 		return &Error{Reason: courier.ReasonForbidden, err: err,
 			Message: fmt.Sprintf("The worker rejected the kubeconfig's credentials while %s: %v. Put valid credentials in the kubeconfig Secret.", doing, err)}
+	case apierrors.IsForbidden(err) && !hasServerReason(err):
+		// A revoked token's requests get this from some paths: a 403 whose
+		// body client-go cannot read, which it reports as "unknown".
+		return &Error{Reason: courier.ReasonForbidden, err: err,
+			Message: fmt.Sprintf("The worker refused access while %s, giving no reason. If the kubeconfig's token was revoked or has expired, put a new one in the kubeconfig Secret; otherwise grant the kubeconfig's user the RBAC permissions in Courier's worker role.", doing)}
 	case apierrors.IsForbidden(err):
 		return &Error{Reason: courier.ReasonForbidden, err: err,
 			Message: fmt.Sprintf("The worker refused access while %s: %v. Grant the kubeconfig's user the RBAC permissions in Courier's worker role.", doing, err)}
@@ -62,6 +67,17 @@ func classify(err error, doing string) *Error {
 		return &Error{Reason: courier.ReasonUnreachable, err: err,
 			Message: fmt.Sprintf("The worker's API server could not be reached while %s: %v.", doing, err)}
 	}
+}
+
+// hasServerReason reports whether an API error carries the server's own
+// message: client-go puts "unknown" in place of a body it cannot read.
+func hasServerReason(err error) bool {
+	var status apierrors.APIStatus
+	if !errors.As(err, &status) {
+		return true
+	}
+	m := status.Status().Message
+	return m != "" && m != "unknown"
 }
 
 // isCertificateError tells a TLS verification failure of the worker's

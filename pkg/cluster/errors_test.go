@@ -33,6 +33,13 @@ func TestClassify(t *testing.T) {
 			wantReason:  courier.ReasonForbidden,
 			wantMessage: "RBAC permissions",
 		},
+		// What a worker answered a revoked token with, in the soak's
+		// secret-rotate fault: the reason must not read "unknown".
+		"refusal without a reason": {
+			err:         apierrors.NewGenericServerResponse(403, "GET", schema.GroupResource{}, "", "unknown", 0, true),
+			wantReason:  courier.ReasonForbidden,
+			wantMessage: "giving no reason. If the kubeconfig's token was revoked or has expired, put a new one",
+		},
 		"time-out": {
 			err:         context.DeadlineExceeded,
 			wantReason:  courier.ReasonUnreachable,
