@@ -26,6 +26,17 @@ func StripManagedFields() toolscache.TransformFunc {
 	}
 }
 
+// WithoutManagedFields returns the JSON object b without the managedFields
+// member of its metadata, in a new slice; or b itself when it has none or
+// is not an object the scan reads. For objects read only to look at
+// other fields: admission requests carry managed fields too.
+func WithoutManagedFields(b []byte) []byte {
+	if out, ok := withoutManagedFields(b, nil); ok {
+		return out
+	}
+	return b
+}
+
 // withoutManagedFields returns the JSON object b (after any whitespace)
 // without the managedFields member of its top-level metadata, appended to
 // buf, and true; or false if b is not an object skipObject reads or has no

@@ -90,6 +90,13 @@ func TestWithoutManagedFields(t *testing.T) {
 			if diff := cmp.Diff(tc.want, string(got)); ok && diff != "" {
 				t.Errorf("bytes (-want +got):\n%s", diff)
 			}
+			want := tc.want
+			if want == "" {
+				want = tc.in
+			}
+			if diff := cmp.Diff(want, string(WithoutManagedFields([]byte(tc.in)))); diff != "" {
+				t.Errorf("WithoutManagedFields (-want +got):\n%s", diff)
+			}
 		})
 	}
 }

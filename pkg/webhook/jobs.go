@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 
+	"gomodules.xyz/jsonpatch/v2"
 	admissionv1 "k8s.io/api/admission/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -18,6 +19,7 @@ import (
 
 	courier "github.com/courierdev/courier/api/v1alpha1"
 	"github.com/courierdev/courier/pkg/adapter"
+	"github.com/courierdev/courier/pkg/watchdecode"
 )
 
 // QueueNameLabel is Kueue's label naming a job's LocalQueue.
@@ -51,8 +53,10 @@ func (d *jobDefaulter) Handle(ctx context.Context, req admission.Request) admiss
 		// leave the job as it is rather than block it.
 		return admission.Allowed(fmt.Sprintf("Courier does not dispatch %s", gvk.Kind))
 	}
+	// Managed fields are about half the bytes, and not read here; the
+	// patch below names the one field it sets, so it needs no whole object.
 	job := &unstructured.Unstructured{}
-	if err := json.Unmarshal(req.Object.Raw, &job.Object); err != nil {
+	if err := json.Unmarshal(watchdecode.WithoutManagedFields(req.Object.Raw), &job.Object); err != nil {
 		return admission.Errored(http.StatusBadRequest, fmt.Errorf("decoding the %s: %w", gvk.Kind, err))
 	}
 	path, value := a.ManagedBy()
@@ -75,14 +79,41 @@ func (d *jobDefaulter) Handle(ctx context.Context, req admission.Request) admiss
 	if !routed {
 		return admission.Allowed("the job's ClusterQueue has no Courier AdmissionCheck")
 	}
-	if err := unstructured.SetNestedField(job.Object, value, fields...); err != nil {
+	op, err := setPatch(job.Object, fields, value)
+	if err != nil {
 		return admission.Errored(http.StatusBadRequest, fmt.Errorf("setting %s on the %s: %w", path, gvk.Kind, err))
 	}
-	out, err := json.Marshal(job.Object)
-	if err != nil {
-		return admission.Errored(http.StatusInternalServerError, fmt.Errorf("encoding the %s: %w", gvk.Kind, err))
+	return admission.Patched("", op)
+}
+
+// pointerEscape escapes a key for a JSON pointer (RFC 6901).
+var pointerEscape = strings.NewReplacer("~", "~0", "/", "~1")
+
+// setPatch is the JSON patch operation that sets the field at path in obj
+// to value: an add at the first of its objects obj lacks, holding the rest
+// of the path, or at the field itself (an add replaces a member that is
+// there). A step through a value that is not an object is an error, as
+// unstructured.SetNestedField's.
+func setPatch(obj map[string]any, path []string, value any) (jsonpatch.JsonPatchOperation, error) {
+	pointer := ""
+	at := obj
+	for i, field := range path {
+		pointer += "/" + pointerEscape.Replace(field)
+		if i == len(path)-1 {
+			break
+		}
+		next, ok := at[field]
+		if !ok || next == nil {
+			for j := len(path) - 1; j > i; j-- {
+				value = map[string]any{path[j]: value}
+			}
+			return jsonpatch.NewOperation("add", pointer, value), nil
+		}
+		if at, ok = next.(map[string]any); !ok {
+			return jsonpatch.JsonPatchOperation{}, fmt.Errorf("value cannot be set because %s is not a map", strings.Join(path[:i+1], "."))
+		}
 	}
-	return admission.PatchResponseFromRaw(req.Object.Raw, out)
+	return jsonpatch.NewOperation("add", pointer, value), nil
 }
 
 func (d *jobDefaulter) adapterFor(gvk schema.GroupVersionKind) adapter.Adapter {

@@ -9,12 +9,14 @@ import (
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 	admissionv1 "k8s.io/api/admission/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/courierdev/courier/pkg/adapter"
 	"github.com/courierdev/courier/pkg/runtimepatch"
+	"github.com/courierdev/courier/pkg/watchdecode"
 )
 
 var runtimePatchesPath = field.NewPath("spec", "runtimePatches")
@@ -28,14 +30,16 @@ type trainJobValidator struct {
 }
 
 func (v *trainJobValidator) Handle(_ context.Context, req admission.Request) admission.Response {
+	// Managed fields are about half the bytes of either object, and
+	// nothing here reads them.
 	job := &trainer.TrainJob{}
-	if err := v.decoder.Decode(req, job); err != nil {
+	if err := v.decoder.DecodeRaw(runtime.RawExtension{Raw: watchdecode.WithoutManagedFields(req.Object.Raw)}, job); err != nil {
 		return admission.Errored(http.StatusBadRequest, err)
 	}
 	var old *trainer.TrainJob
 	if req.Operation == admissionv1.Update {
 		old = &trainer.TrainJob{}
-		if err := v.decoder.DecodeRaw(req.OldObject, old); err != nil {
+		if err := v.decoder.DecodeRaw(runtime.RawExtension{Raw: watchdecode.WithoutManagedFields(req.OldObject.Raw)}, old); err != nil {
 			return admission.Errored(http.StatusBadRequest, err)
 		}
 	}
