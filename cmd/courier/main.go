@@ -12,6 +12,7 @@ import (
 
 	"github.com/courierdev/courier/pkg/config"
 	"github.com/courierdev/courier/pkg/controllermanager"
+	"github.com/courierdev/courier/pkg/memlimit"
 )
 
 func main() {
@@ -34,6 +35,16 @@ func run() error {
 	// client-go and leader election log through klog; send them the same way.
 	klog.SetLogger(logger)
 	log := ctrl.Log.WithName("setup")
+	// A collector that knows the container's limit works harder near it
+	// instead of the kernel killing Courier at it; an unreadable cgroup
+	// file leaves the runtime's default, it does not stop Courier.
+	if limit, why, err := memlimit.FromCgroup("/sys/fs/cgroup"); err != nil {
+		log.Error(err, "Leaving the Go memory limit unset; set GOMEMLIMIT to choose one")
+	} else if limit > 0 {
+		log.Info("Setting the Go memory limit", "bytes", limit, "from", why)
+	} else {
+		log.V(2).Info("Leaving the Go memory limit unset", "reason", why)
+	}
 
 	cfg, err := config.Load(*configPath)
 	if err != nil {
