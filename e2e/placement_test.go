@@ -42,6 +42,22 @@ var _ = Describe("Placement by room, with real Kueue", func() {
 	It("sends jobs where there is room, and none waits while another worker has room", func(ctx context.Context) {
 		big, small := workers[0], workers[1]
 		quotas := map[string]int64{big.name: 6, small.name: 2}
+		// The room counted below is all of each worker's quota: an earlier
+		// spec's copy still going (a TrainJob copy is deleted in the
+		// background, its Workload copy after it) would hold some of it.
+		// Courier's capacity summary cannot tell: it is rewritten at most
+		// every 10 s. So ask the workers.
+		By("waiting until no earlier job holds quota on the workers")
+		Eventually(func(g Gomega) {
+			for _, w := range []cluster{big, small} {
+				wls := &kueue.WorkloadList{}
+				g.Expect(w.client.List(ctx, wls, client.InNamespace(namespace), client.HasLabels{courierv1alpha1.OriginLabel})).To(Succeed())
+				g.Expect(wls.Items).To(BeEmpty(), "Workload copies on %s", w.name)
+				cq := &kueue.ClusterQueue{}
+				g.Expect(w.client.Get(ctx, client.ObjectKey{Name: "cq"}, cq)).To(Succeed())
+				g.Expect(cq.Status.ReservingWorkloads).To(BeZero(), "ClusterQueue cq on %s: workloads holding quota", w.name)
+			}
+		}).WithTimeout(2 * time.Minute).Should(Succeed())
 		for _, w := range []cluster{big, small} {
 			before := setGPUQuota(ctx, w, quotas[w.name])
 			DeferCleanup(func(ctx context.Context) { setGPUQuota(ctx, w, before.Value()) })
