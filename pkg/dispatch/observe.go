@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/sets"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
@@ -237,8 +238,16 @@ func (r *Reconciler) observe(ctx context.Context, wl *kueue.Workload, ref checkR
 		}
 	}
 	if len(o.Candidates) > 0 {
-		d := placement.Plan(r.placementInput(wl, info, policy, o, workers))
+		in := r.placementInput(wl, info, policy, o, workers)
+		d := placement.Plan(in)
 		o.Decision = &d
+		// What each worker's room looked like is what a surprising
+		// nomination is explained by, and a snapshot is gone a second later.
+		if log := ctrl.LoggerFrom(ctx).V(4); log.Enabled() {
+			for _, c := range in.Clusters {
+				log.Info("Placing with capacity", "cluster", c.Name, "unusable", c.Unusable, "capacity", c.Capacity, "nominate", d.Nominate)
+			}
+		}
 	}
 	return o, info, nil
 }
