@@ -31,22 +31,22 @@ func StripManagedFields() toolscache.TransformFunc {
 // is not an object the scan reads. For objects read only to look at
 // other fields: admission requests carry managed fields too.
 func WithoutManagedFields(b []byte) []byte {
-	if out, ok := withoutManagedFields(b, nil); ok {
+	if out, ok := withoutManagedFields(b); ok {
 		return out
 	}
 	return b
 }
 
 // withoutManagedFields returns the JSON object b (after any whitespace)
-// without the managedFields member of its top-level metadata, appended to
-// buf, and true; or false if b is not an object skipObject reads or has no
-// such member.
-func withoutManagedFields(b, buf []byte) ([]byte, bool) {
+// without the managedFields member of its top-level metadata, in a slice of
+// just that size, and true; or false if b is not an object skipObject reads
+// or has no such member.
+func withoutManagedFields(b []byte) ([]byte, bool) {
 	_, cut, ok := skipObject(b, skipSpace(b, 0))
 	if !ok || cut.empty() {
 		return nil, false
 	}
-	return cut.apply(b, buf), true
+	return cut.apply(b, make([]byte, 0, len(b)-(cut.to-cut.from))), true
 }
 
 // span is the bytes b[from:to]; the zero span is none.

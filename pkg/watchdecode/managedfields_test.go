@@ -83,7 +83,7 @@ func TestWithoutManagedFields(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got, ok := withoutManagedFields([]byte(tc.in), nil)
+			got, ok := withoutManagedFields([]byte(tc.in))
 			if ok != (tc.want != "") {
 				t.Fatalf("dropped: %t, want %t (%s)", ok, tc.want != "", got)
 			}

@@ -39,7 +39,7 @@ func (t writeResponses) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading the response to %s %s: %w", req.Method, req.URL.Path, err)
 	}
-	if trimmed, ok := withoutManagedFields(body, nil); ok {
+	if trimmed, ok := withoutManagedFields(body); ok {
 		body = trimmed
 	}
 	resp.Body = io.NopCloser(bytes.NewReader(body))
