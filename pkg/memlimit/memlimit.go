@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"math"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -66,7 +65,7 @@ func cgroupLimit(root string) (int64, string, error) {
 		if err != nil || n <= 0 {
 			return 0, "", fmt.Errorf("reading the container's memory limit: %s holds %q, not a number of bytes", path, s)
 		}
-		if n >= unlimitedV1 || n == math.MaxInt64 {
+		if n >= unlimitedV1 {
 			return 0, path, nil
 		}
 		return n, path, nil
