@@ -61,7 +61,8 @@ func (a *assumedCopies) add(cluster string, uid types.UID, queue string, podSets
 	}
 }
 
-// forget drops the copy of Workload uid on cluster: Courier deleted it.
+// forget drops the copy of Workload uid on cluster: Courier deleted it, or
+// the job copy it goes with.
 func (a *assumedCopies) forget(cluster string, uid types.UID) {
 	a.mu.Lock()
 	defer a.mu.Unlock()

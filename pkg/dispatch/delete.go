@@ -68,6 +68,13 @@ func (r *Reconciler) deleteCopies(ctx context.Context, c, ns, name string, job j
 	}
 	found := false
 	for _, obj := range objs {
+		// The copies' demand is gone however they go: deleted here, with
+		// their job copy by the worker's garbage collector, or already. A
+		// copy no capacity snapshot showed before it went would otherwise
+		// count as assumed demand until assumedTTL.
+		if uid := obj.GetAnnotations()[courier.ManagerUIDAnnotation]; uid != "" {
+			r.assumed.forget(c, types.UID(uid))
+		}
 		if r.deleted.has(obj.GetUID(), r.now()) || (r.goesWithOwner(obj, r.now()) && obj.GetDeletionTimestamp() == nil) {
 			// Deleted already, or the worker's garbage collector deletes it
 			// with its job copy; once it has, its finalizers may need help.
@@ -75,10 +82,6 @@ func (r *Reconciler) deleteCopies(ctx context.Context, c, ns, name string, job j
 		}
 		if err := r.release(ctx, remote, obj); err != nil {
 			return false, fmt.Errorf("deleting %s %s: %w", obj.GetObjectKind().GroupVersionKind().Kind, obj.GetName(), err)
-		}
-		if _, ok := obj.(*kueue.Workload); ok {
-			// Its demand is gone, seen by a capacity snapshot or not.
-			r.assumed.forget(c, types.UID(obj.GetAnnotations()[courier.ManagerUIDAnnotation]))
 		}
 		if u, ok := obj.(*unstructured.Unstructured); ok {
 			if a, isJob := r.adapters[u.GroupVersionKind().GroupKind()]; isJob {

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/rand"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
@@ -144,6 +145,52 @@ var _ = Describe("Placement", func() {
 		Consistently(func(g Gomega) {
 			g.Expect(copiesOn(ctx, g, second)).NotTo(ContainElement(full.Name))
 		}).WithTimeout(3 * time.Second).Should(Succeed())
+	})
+
+	// Courier assumes the demand of a copy it created until a capacity
+	// snapshot shows it. A copy admitted and deleted before any snapshot
+	// did is gone with its job copy, deleted by the worker's garbage
+	// collector and not by Courier: its demand must go with it.
+	It("forgets the demand of a copy that went with its job copy, and sends the next workload to the room it left", func(ctx context.Context) {
+		small, big := pool[0], pool[1]
+		quota(ctx, small, ns, "1")
+		quota(ctx, big, ns, "2")
+		bestFit, _ := policyCheck(ctx, courierv1alpha1.DispatchPolicySpec{})
+		tj := trainJob(ns).Obj()
+		first := bestFit.Submit(ctx, tj)
+		Eventually(func(g Gomega) { g.Expect(copiesOn(ctx, g, first)).To(ConsistOf(big.Name)) }).Should(Succeed())
+		kueuesim.UpdateStatus(ctx, big, first, func(w *kueue.Workload) {
+			held := kueuetesting.MakeWorkload(w.Name, w.Namespace).ReserveQuota(ns).Assigned(corev1.ResourceCPU, "default", "1").Admit(time.Now()).Obj()
+			w.Status.Admission = held.Status.Admission
+			for _, c := range held.Status.Conditions {
+				meta.SetStatusCondition(&w.Status.Conditions, c)
+			}
+		})
+		bestFit.ExpectCheck(ctx, first, kueue.CheckStateReady, big.Name)
+		jobCopy := expectTrainJobOnlyOn(ctx, tj, big)
+
+		By("adopting the Workload copy by the job copy, as the worker's Kueue does, and deleting the job on the manager")
+		Eventually(func(g Gomega) {
+			copy := kueuesim.Read(ctx, g, big, first)
+			g.Expect(copy).NotTo(BeNil())
+			copy.OwnerReferences = []metav1.OwnerReference{{APIVersion: trainer.SchemeGroupVersion.String(), Kind: "TrainJob",
+				Name: jobCopy.Name, UID: jobCopy.UID, Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}}
+			g.Expect(big.Client.Update(ctx, copy)).To(Succeed())
+		}).Should(Succeed())
+		Expect(env.Manager.Client.Delete(ctx, tj)).To(Succeed())
+		Expect(client.IgnoreNotFound(env.Manager.Client.Delete(ctx, first))).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(kueuesim.Read(ctx, g, big, tj)).To(BeNil())
+			g.Expect(kueuesim.Read(ctx, g, big, first)).To(BeNil())
+			remote, err := courier.Cache.Get(big.Name)
+			g.Expect(err).NotTo(HaveOccurred())
+			cpu := remote.Capacity(ns, "lq").Flavors[0].Resources[corev1.ResourceCPU]
+			g.Expect(cpu.Usage+cpu.Pending).To(BeZero(), "CPU in use or waiting on %s, as Courier's informers show it", big.Name)
+		}).Should(Succeed())
+
+		By("sending the next workload to the worker with the most room, the one the first left")
+		second := bestFit.Submit(ctx, trainJob(ns).Obj())
+		bestFit.ExpectCheck(ctx, second, kueue.CheckStatePending, "Nominated "+big.Name+" (best of 2")
 	})
 
 	It("widens to the next worker once roundTimeout passes without an admission", func(ctx context.Context) {
