@@ -58,6 +58,12 @@ type Options struct {
 	// as it was before an update (nil for an add or a delete). It may
 	// block; only that informer waits.
 	OnRemoteChange func(cluster string, old, obj client.Object)
+	// OnRoom, if set, is called when a worker's quota may have room it did
+	// not have: a copy of Courier's stopped holding quota, a ClusterQueue's
+	// reserved quota fell, or a quota object was added or respecified. It
+	// is called at most once a second per worker, the last change of a
+	// burst included, and may block; only that worker's calls wait.
+	OnRoom func(cluster string)
 	// Indexes are field indexes added to every informer of every worker, so
 	// that readers can find objects by what they belong to without listing.
 	Indexes map[string]client.IndexerFunc

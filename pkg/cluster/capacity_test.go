@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
+	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
@@ -461,5 +462,66 @@ func TestCapacityOfOwnCopy(t *testing.T) {
 	}
 	if diff := cmp.Diff(named("cq", gpus(4, 0, 0, 3)), snap.capacity("ml", "lq", "")); diff != "" {
 		t.Errorf("the shared snapshot changed (-want +got):\n%s", diff)
+	}
+}
+
+func TestRoomGrew(t *testing.T) {
+	reserved := func(gpus string) *kueue.ClusterQueue {
+		cq := gpuQueue("cq", "", "8")
+		cq.Status.FlavorsReservation = []kueue.FlavorUsage{used("a100", string(gpu), gpus)}
+		return &cq
+	}
+	respecified := reserved("4")
+	respecified.Generation = 2
+	held := heldCopy("held", "cq")
+	finished := *held.DeepCopy()
+	finished.Status.Conditions = append(finished.Status.Conditions, metav1.Condition{Type: kueue.WorkloadFinished, Status: metav1.ConditionTrue})
+	deleting := *held.DeepCopy()
+	deleting.DeletionTimestamp = &metav1.Time{}
+	waiting := waitingCopy("waiting", "lq", 1)
+	respecifiedCopy := *held.DeepCopy()
+	respecifiedCopy.Generation = 2
+	cases := map[string]struct {
+		old, cur any
+		want     bool
+	}{
+		"reserved quota fell":             {old: reserved("4"), cur: reserved("3"), want: true},
+		"reserved quota rose":             {old: reserved("3"), cur: reserved("4")},
+		"reserved quota unchanged":        {old: reserved("4"), cur: reserved("4")},
+		"a flavor's reservation gone":     {old: reserved("4"), cur: &kueue.ClusterQueue{ObjectMeta: metav1.ObjectMeta{Name: "cq"}}, want: true},
+		"a quota object respecified":      {old: reserved("4"), cur: respecified, want: true},
+		"a copy finished":                 {old: &held, cur: &finished, want: true},
+		"a copy began to go":              {old: &held, cur: &deleting, want: true},
+		"a copy admitted":                 {old: &waiting, cur: &held},
+		"a waiting copy changed":          {old: &waiting, cur: &waiting},
+		"a holding copy respecified only": {old: &held, cur: &respecifiedCopy},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if got := roomGrew(tc.old, tc.cur); got != tc.want {
+				t.Errorf("roomGrew() = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestFreedOnDelete(t *testing.T) {
+	held, waiting := heldCopy("held", "cq"), waitingCopy("waiting", "lq", 1)
+	cq := gpuQueue("cq", "", "8")
+	cases := map[string]struct {
+		obj  any
+		want bool
+	}{
+		"a copy that held quota":             {obj: &held, want: true},
+		"a waiting copy":                     {obj: &waiting},
+		"a copy whose last state is unknown": {obj: toolscache.DeletedFinalStateUnknown{Key: "ml/held", Obj: &held}, want: true},
+		"a ClusterQueue":                     {obj: &cq},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if got := freedOnDelete(tc.obj); got != tc.want {
+				t.Errorf("freedOnDelete() = %v, want %v", got, tc.want)
+			}
+		})
 	}
 }

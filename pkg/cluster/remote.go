@@ -160,7 +160,10 @@ func connect(ctx context.Context, name string, base *rest.Config, opts *Options,
 	stopped := make(chan struct{})
 	var running sync.WaitGroup
 	running.Go(func() { _ = informers.Start(cacheCtx) })
-	running.Go(func() { capacity.run(cacheCtx, notify) })
+	running.Go(func() { coalesce(cacheCtx, capacity.wake, notify) })
+	if opts.OnRoom != nil {
+		running.Go(func() { coalesce(cacheCtx, capacity.room, func() { opts.OnRoom(name) }) })
+	}
 	go func() {
 		running.Wait()
 		close(stopped)

@@ -85,6 +85,13 @@ func (r *Remote) CapacityFor(namespace, localQueue string, own types.UID, assume
 	return c.WithPending(assumed(s.shown.Has))
 }
 
+// RefreshCapacity recomputes the capacity snapshot if anything changed
+// since it was taken, however young it is: for a reader woken by a change,
+// which must see it.
+func (r *Remote) RefreshCapacity() {
+	r.capacity.current(0)
+}
+
 // CapacitySummary returns the worker's quota per flavor and resource,
 // summed over its ClusterQueues (at most 64 entries, by flavor then
 // resource), and a one-line summary of it, or why it is not known.
@@ -118,6 +125,8 @@ type capacityTracker struct {
 	tracked bool
 	changes atomic.Uint64
 	wake    chan struct{}
+	// room carries the changes that may have made room (see roomGrew).
+	room chan struct{}
 
 	mu   sync.Mutex
 	snap atomic.Pointer[versionedSnapshot]
@@ -139,6 +148,7 @@ func newCapacityTracker(reader client.Reader, served sets.Set[schema.GroupVersio
 		workloads: served.Has(workloadGVK),
 		tracked:   tracked,
 		wake:      make(chan struct{}, 1),
+		room:      make(chan struct{}, 1),
 	}
 }
 
@@ -207,29 +217,85 @@ func (t *capacityTracker) read(ctx context.Context) (capacityObjects, error) {
 
 // handler counts an informer's changes. Quota objects added, removed or
 // respecified also wake the WorkerCluster controller; usage, which changes
-// on every admission, waits for its next periodic look.
+// on every admission, waits for its next periodic look. Changes that may
+// have made room are signalled too (see roomGrew).
 func (t *capacityTracker) handler(wakes bool) toolscache.ResourceEventHandler {
 	return toolscache.ResourceEventHandlerDetailedFuncs{
 		AddFunc: func(_ any, initial bool) {
 			t.changes.Add(1)
 			// The initial list is announced by the connection itself.
 			if wakes && !initial {
-				t.signal()
+				signal(t.wake)
+				signal(t.room)
 			}
 		},
 		UpdateFunc: func(old, obj any) {
 			t.changes.Add(1)
 			if wakes && generation(old) != generation(obj) {
-				t.signal()
+				signal(t.wake)
+			}
+			if roomGrew(old, obj) {
+				signal(t.room)
 			}
 		},
-		DeleteFunc: func(any) {
+		DeleteFunc: func(obj any) {
 			t.changes.Add(1)
 			if wakes {
-				t.signal()
+				signal(t.wake)
+			}
+			if freedOnDelete(obj) {
+				signal(t.room)
 			}
 		},
 	}
+}
+
+// roomGrew reports whether an update may have made room in the worker's
+// quota: a quota object was respecified, a ClusterQueue's reserved quota
+// fell, or a copy of Courier's stopped holding quota.
+func roomGrew(old, cur any) bool {
+	switch o := old.(type) {
+	case *kueue.Workload:
+		c, ok := cur.(*kueue.Workload)
+		return ok && holds(o) && !holds(c)
+	case *kueue.ClusterQueue:
+		if c, ok := cur.(*kueue.ClusterQueue); ok && reservationFell(o.Status.FlavorsReservation, c.Status.FlavorsReservation) {
+			return true
+		}
+	}
+	return generation(old) != generation(cur)
+}
+
+// freedOnDelete reports whether a deleted object may have held quota: a
+// copy of Courier's that held it, or one whose last state is unknown.
+func freedOnDelete(obj any) bool {
+	switch o := obj.(type) {
+	case *kueue.Workload:
+		return holds(o)
+	case toolscache.DeletedFinalStateUnknown:
+		_, isCopy := o.Obj.(*kueue.Workload)
+		return isCopy
+	}
+	return false
+}
+
+// reservationFell reports whether any flavor's reserved amount of any
+// resource is lower after than before.
+func reservationFell(before, after []kueue.FlavorUsage) bool {
+	now := map[flavorResource]int64{}
+	for _, f := range after {
+		for _, r := range f.Resources {
+			now[flavorResource{string(f.Name), r.Name}] = r.Total.MilliValue()
+		}
+	}
+	for _, f := range before {
+		for _, r := range f.Resources {
+			if now[flavorResource{string(f.Name), r.Name}] < r.Total.MilliValue() {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func generation(obj any) int64 {
@@ -239,24 +305,26 @@ func generation(obj any) int64 {
 	return 0
 }
 
-func (t *capacityTracker) signal() {
+// signal sends on ch without waiting: one signal pending stands for any
+// number.
+func signal(ch chan struct{}) {
 	select {
-	case t.wake <- struct{}{}:
+	case ch <- struct{}{}:
 	default:
 	}
 }
 
-// run turns signals into calls of notify, at most one per
+// coalesce turns the signals of ch into calls of f, at most one per
 // capacityWakePeriod, the last signal of a burst included.
-func (t *capacityTracker) run(ctx context.Context, notify func()) {
+func coalesce(ctx context.Context, ch <-chan struct{}, f func()) {
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-t.wake:
+		case <-ch:
 		}
-		if notify != nil {
-			notify()
+		if f != nil {
+			f()
 		}
 		select {
 		case <-ctx.Done():

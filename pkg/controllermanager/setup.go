@@ -57,6 +57,7 @@ func Setup(mgr ctrl.Manager, cfg *configv1alpha1.Configuration) (*cluster.Cache,
 		// The cache and the dispatcher need each other; the cache calls this
 		// only once connections run, after both exist.
 		OnRemoteChange: func(cluster string, old, obj client.Object) { dispatcher.OnRemoteChange(cluster, old, obj) },
+		OnRoom:         func(cluster string) { dispatcher.OnRoom(cluster) },
 	})
 	dispatcher = dispatch.New(mgr.GetClient(), cache, mgr.GetEventRecorder("courier-dispatch"), dispatch.Options{
 		Origin:            cfg.Origin,

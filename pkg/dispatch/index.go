@@ -37,20 +37,22 @@ const (
 	checkIndex = "courier.dev/check"
 	// ownerIndex maps a job's UID to the Workloads it owns.
 	ownerIndex = "courier.dev/owner-uid"
+	// waitingIndex maps an admission check name to the Workloads on which
+	// that check is Pending while nominated workers hold their copies: those
+	// waiting for a worker to admit them.
+	waitingIndex = "courier.dev/waiting"
 )
 
 func indexWorkloads(mgr manager.Manager) error {
 	idx := mgr.GetFieldIndexer()
 	indexes := map[string]client.IndexerFunc{
-		clustersIndex: func(o client.Object) []string { return clustersOf(o.(*kueue.Workload)) },
-		pendingCheckIndex: func(o client.Object) []string {
-			var names []string
-			for _, c := range o.(*kueue.Workload).Status.AdmissionChecks {
-				if c.State == kueue.CheckStatePending {
-					names = append(names, string(c.Name))
-				}
+		clustersIndex:     func(o client.Object) []string { return clustersOf(o.(*kueue.Workload)) },
+		pendingCheckIndex: func(o client.Object) []string { return pendingChecks(o.(*kueue.Workload)) },
+		waitingIndex: func(o client.Object) []string {
+			if wl := o.(*kueue.Workload); waitsForAdmission(wl) {
+				return pendingChecks(wl)
 			}
-			return names
+			return nil
 		},
 		checkIndex: func(o client.Object) []string {
 			var names []string
@@ -73,6 +75,17 @@ func indexWorkloads(mgr manager.Manager) error {
 		}
 	}
 	return nil
+}
+
+// pendingChecks names the admission checks Pending on a Workload.
+func pendingChecks(wl *kueue.Workload) []string {
+	var names []string
+	for _, c := range wl.Status.AdmissionChecks {
+		if c.State == kueue.CheckStatePending {
+			names = append(names, string(c.Name))
+		}
+	}
+	return names
 }
 
 // clustersOf lists the clusters a Workload is placed on, dispatched to or

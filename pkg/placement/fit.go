@@ -100,6 +100,16 @@ func (m mode) verb() string {
 	return "has free"
 }
 
+// HasRoomNow reports whether a capacity known has room now for the whole
+// workload, as fits assigns it. Unknown capacity has no room to offer.
+func HasRoomNow(c Capacity, w Workload) bool {
+	if !c.Known {
+		return false
+	}
+	ok, _ := newGang(w).fits(c, now)
+	return ok
+}
+
 // fits says whether the workload's pod sets can be assigned to the
 // capacity's flavors as Kueue assigns them: in order, each pod set
 // entirely to the first flavor, in the ClusterQueue's order, with room

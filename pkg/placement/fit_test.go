@@ -146,3 +146,22 @@ func TestSaturating(t *testing.T) {
 		}
 	}
 }
+
+func TestHasRoomNow(t *testing.T) {
+	cases := map[string]struct {
+		c    Capacity
+		want bool
+	}{
+		"room now":                      {c: queue(gpus("f", 8, 6)), want: true},
+		"room ever, not now":            {c: queue(gpus("f", 8, 7))},
+		"pending demand takes the room": {c: queue(Flavor{Name: "f", Resources: map[corev1.ResourceName]Quota{gpu: {Nominal: 4000, Pending: 3000}}})},
+		"unknown capacity offers none":  {c: Capacity{Flavors: []Flavor{gpus("f", 8, 0)}}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if got := HasRoomNow(tc.c, twoGPUs); got != tc.want {
+				t.Errorf("HasRoomNow() = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}

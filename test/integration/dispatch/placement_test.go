@@ -70,6 +70,27 @@ func policyCheck(ctx context.Context, spec courierv1alpha1.DispatchPolicySpec) (
 	return &kueuesim.Sim{Env: env, Check: kueue.AdmissionCheckReference(name)}, name
 }
 
+// admitHolding admits wl's copy on worker as its Kueue would, holding one
+// CPU of the ClusterQueue quota gave namespace ns there.
+func admitHolding(ctx context.Context, worker *framework.Cluster, wl *kueue.Workload, ns string) {
+	GinkgoHelper()
+	kueuesim.UpdateStatus(ctx, worker, wl, func(w *kueue.Workload) {
+		held := kueuetesting.MakeWorkload(w.Name, w.Namespace).ReserveQuota(ns).Assigned(corev1.ResourceCPU, "default", "1").Admit(time.Now()).Obj()
+		w.Status.Admission = held.Status.Admission
+		for _, c := range held.Status.Conditions {
+			meta.SetStatusCondition(&w.Status.Conditions, c)
+		}
+	})
+}
+
+// workerNamed is the worker of the pool with that name.
+func workerNamed(name string) *framework.Cluster {
+	GinkgoHelper()
+	i := slices.IndexFunc(pool, func(w *framework.Cluster) bool { return w.Name == name })
+	Expect(i).NotTo(BeNumerically("<", 0), "no worker %s in the pool", name)
+	return pool[i]
+}
+
 // copiesOn lists the workers that hold a Workload copy of wl now.
 func copiesOn(ctx context.Context, g Gomega, wl *kueue.Workload) []string {
 	var on []string
@@ -115,20 +136,14 @@ var _ = Describe("Placement", func() {
 		Eventually(func(g Gomega) {
 			on := copiesOn(ctx, g, first)
 			g.Expect(on).To(HaveLen(1))
-			full = pool[slices.IndexFunc(pool[:2], func(w *framework.Cluster) bool { return w.Name == on[0] })]
+			full = workerNamed(on[0])
 		}).Should(Succeed())
 		// Its own copy, waiting there, is no demand against itself, also when
 		// Courier looks again 2 s after nominating.
 		Consistently(func(g Gomega) {
 			g.Expect(copiesOn(ctx, g, first)).To(ConsistOf(full.Name))
 		}).WithTimeout(3*time.Second).Should(Succeed(), "widened while the worker it waits on has room for it")
-		kueuesim.UpdateStatus(ctx, full, first, func(w *kueue.Workload) {
-			held := kueuetesting.MakeWorkload(w.Name, w.Namespace).ReserveQuota(ns).Assigned(corev1.ResourceCPU, "default", "1").Admit(time.Now()).Obj()
-			w.Status.Admission = held.Status.Admission
-			for _, c := range held.Status.Conditions {
-				meta.SetStatusCondition(&w.Status.Conditions, c)
-			}
-		})
+		admitHolding(ctx, full, first, ns)
 		bestFit.ExpectCheck(ctx, first, kueue.CheckStateReady, full.Name)
 		Eventually(func(g Gomega) {
 			remote, err := courier.Cache.Get(full.Name)
@@ -159,13 +174,7 @@ var _ = Describe("Placement", func() {
 		tj := trainJob(ns).Obj()
 		first := bestFit.Submit(ctx, tj)
 		Eventually(func(g Gomega) { g.Expect(copiesOn(ctx, g, first)).To(ConsistOf(big.Name)) }).Should(Succeed())
-		kueuesim.UpdateStatus(ctx, big, first, func(w *kueue.Workload) {
-			held := kueuetesting.MakeWorkload(w.Name, w.Namespace).ReserveQuota(ns).Assigned(corev1.ResourceCPU, "default", "1").Admit(time.Now()).Obj()
-			w.Status.Admission = held.Status.Admission
-			for _, c := range held.Status.Conditions {
-				meta.SetStatusCondition(&w.Status.Conditions, c)
-			}
-		})
+		admitHolding(ctx, big, first, ns)
 		bestFit.ExpectCheck(ctx, first, kueue.CheckStateReady, big.Name)
 		jobCopy := expectTrainJobOnlyOn(ctx, tj, big)
 
@@ -191,6 +200,52 @@ var _ = Describe("Placement", func() {
 		By("sending the next workload to the worker with the most room, the one the first left")
 		second := bestFit.Submit(ctx, trainJob(ns).Obj())
 		bestFit.ExpectCheck(ctx, second, kueue.CheckStatePending, "Nominated "+big.Name+" (best of 2")
+	})
+
+	It("copies a workload waiting on a full worker to another as soon as room appears there, not a round later", func(ctx context.Context) {
+		for _, w := range pool[:2] {
+			quota(ctx, w, ns, "1")
+		}
+		bestFit, _ := policyCheck(ctx, courierv1alpha1.DispatchPolicySpec{})
+		holders := map[string]*kueue.Workload{}
+		for range 2 {
+			wl := bestFit.Submit(ctx, trainJob(ns).Obj())
+			var on string
+			Eventually(func(g Gomega) {
+				copies := copiesOn(ctx, g, wl)
+				g.Expect(copies).To(HaveLen(1))
+				on = copies[0]
+			}).Should(Succeed())
+			Expect(holders).NotTo(HaveKey(on), "a second workload sent to the worker the first fills")
+			admitHolding(ctx, workerNamed(on), wl, ns)
+			bestFit.ExpectCheck(ctx, wl, kueue.CheckStateReady, on)
+			holders[on] = wl
+		}
+
+		By("holding a third workload on one full worker")
+		waiting := bestFit.Submit(ctx, trainJob(ns).Obj())
+		var full string
+		Eventually(func(g Gomega) {
+			copies := copiesOn(ctx, g, waiting)
+			g.Expect(copies).To(HaveLen(1))
+			full = copies[0]
+		}).Should(Succeed())
+		Consistently(func(g Gomega) {
+			g.Expect(copiesOn(ctx, g, waiting)).To(ConsistOf(full))
+		}).WithTimeout(3*time.Second).Should(Succeed(), "widened while every worker was full")
+
+		By("finishing the job on the other worker: its room goes to the waiting workload at once")
+		other := pool[0].Name
+		if other == full {
+			other = pool[1].Name
+		}
+		kueuesim.SetRemoteCondition(ctx, workerNamed(other), holders[other], metav1.Condition{Type: kueue.WorkloadFinished,
+			Status: metav1.ConditionTrue, Reason: "Succeeded", Message: "Done"})
+		Eventually(func(g Gomega) {
+			g.Expect(copiesOn(ctx, g, waiting)).To(ConsistOf(full, other))
+		}).WithTimeout(10*time.Second).Should(Succeed(), "the round of a minute is not over")
+		admitHolding(ctx, workerNamed(other), waiting, ns)
+		bestFit.ExpectCheck(ctx, waiting, kueue.CheckStateReady, other)
 	})
 
 	It("widens to the next worker once roundTimeout passes without an admission", func(ctx context.Context) {

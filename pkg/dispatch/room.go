@@ -1,0 +1,92 @@
+package dispatch
+
+import (
+	"cmp"
+	"context"
+	"slices"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+
+	courier "github.com/courierdev/courier/api/v1alpha1"
+	"github.com/courierdev/courier/pkg/placement"
+)
+
+// roomWakeLimit is how many waiting workloads room appearing on a worker
+// queues at most. The first planned again takes the room, and its new copy
+// there is assumed demand from then on, so the others find none; more
+// would be passes that change nothing.
+const roomWakeLimit = 4
+
+// OnRoom queues, when a worker may have room it did not have, the oldest
+// workloads that wait for a worker elsewhere and that its quota could hold
+// now. A workload nominated only to full workers is otherwise planned
+// again when its round ends, and the room would stay idle until then.
+// Hand it to the cluster cache; it is called at most once a second per
+// worker.
+func (r *Reconciler) OnRoom(cluster string) {
+	ctx := context.Background()
+	remote, err := r.remotes.Get(cluster)
+	if err != nil {
+		return
+	}
+	// The change that brought this call may be younger than the snapshot
+	// the planner shares.
+	remote.RefreshCapacity()
+	now := r.now()
+	var waiting []waiter
+	for _, ac := range r.courierChecks(ctx, "") {
+		list := &kueue.WorkloadList{}
+		if err := r.client.List(ctx, list, client.MatchingFields{waitingIndex: ac}, client.UnsafeDisableDeepCopy); err != nil {
+			ctrl.Log.WithName("dispatch").Error(err, "Listing waiting Workloads for a worker's new room", "cluster", cluster)
+			return
+		}
+		for i := range list.Items {
+			wl := &list.Items[i]
+			if slices.Contains(wl.Status.NominatedClusterNames, cluster) {
+				continue // That worker's own Kueue queues it.
+			}
+			room := remote.CapacityFor(wl.Namespace, string(wl.Spec.QueueName), wl.UID, func(shown func(types.UID) bool) []placement.PodSet {
+				return r.assumed.podSets(cluster, queueOf(wl), wl.UID, now, shown)
+			})
+			if placement.HasRoomNow(room, placement.Workload{PodSets: podSetsOf(wl)}) {
+				waiting = append(waiting, waiter{key: types.NamespacedName{Namespace: wl.Namespace, Name: wl.Name}, since: waitingSince(wl, now)})
+			}
+		}
+	}
+	for _, key := range oldest(waiting, roomWakeLimit) {
+		r.enqueue(remoteChange{key: key})
+	}
+}
+
+// waitsForAdmission reports whether a manager Workload waits for a
+// nominated worker to admit it: not placed, not being deleted, and with
+// copies on the workers nominated.
+func waitsForAdmission(wl *kueue.Workload) bool {
+	if _, placed := wl.Annotations[courier.PlacementAnnotation]; placed || wl.Status.ClusterName != nil || wl.DeletionTimestamp != nil {
+		return false
+	}
+	return len(wl.Status.NominatedClusterNames) > 0
+}
+
+// waiter is a workload waiting for a worker, and since when.
+type waiter struct {
+	key   types.NamespacedName
+	since time.Time
+}
+
+// oldest returns the keys of the n workloads that have waited longest,
+// oldest first; ties go by namespace and name.
+func oldest(ws []waiter, n int) []types.NamespacedName {
+	slices.SortFunc(ws, func(a, b waiter) int {
+		return cmp.Or(a.since.Compare(b.since), cmp.Compare(a.key.Namespace, b.key.Namespace), cmp.Compare(a.key.Name, b.key.Name))
+	})
+	keys := make([]types.NamespacedName, 0, min(n, len(ws)))
+	for _, w := range ws[:min(n, len(ws))] {
+		keys = append(keys, w.key)
+	}
+	return keys
+}
