@@ -10,6 +10,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/rand"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
@@ -115,13 +116,45 @@ var _ = Describe("Placement by room, with real Kueue", func() {
 			g.Expect(manager.client.Get(ctx, client.ObjectKeyFromObject(wl), got)).To(Succeed())
 			g.Expect(checkMessage(got)).To(ContainSubstring("Nominated"))
 		}).Should(Succeed())
+		var waitsOn []string
 		Consistently(func(g Gomega) {
 			got := &kueue.Workload{}
 			g.Expect(manager.client.Get(ctx, client.ObjectKeyFromObject(wl), got)).To(Succeed())
 			g.Expect(got.Status.ClusterName).To(BeNil())
+			waitsOn = got.Status.NominatedClusterNames
 		}).WithTimeout(5 * time.Second).Should(Succeed())
+		Expect(waitsOn).To(HaveLen(1), "BestFit's first round nominates one worker")
+
+		// Its round lasts a minute; room appearing on the other worker is
+		// its at once.
+		By("running the ninth job on the other worker within seconds of a job there ending")
+		other := big
+		if waitsOn[0] == big.name {
+			other = small
+		}
+		for i, tj := range jobs {
+			if *dispatchedWorkload(ctx, wls[i]).Status.ClusterName == other.name {
+				Expect(manager.client.Delete(ctx, tj, client.PropagationPolicy(metav1.DeletePropagationBackground))).To(Succeed())
+				break
+			}
+		}
+		Eventually(func(g Gomega) {
+			got := &kueue.Workload{}
+			g.Expect(manager.client.Get(ctx, client.ObjectKeyFromObject(wl), got)).To(Succeed())
+			g.Expect(got.Status.ClusterName).To(HaveValue(Equal(other.name)), "%s waits: %s", wl.Name, checkMessage(got))
+		}).WithTimeout(30 * time.Second).Should(Succeed())
+		expectOnlyOn(ctx, ninth, other)
 	})
 })
+
+// dispatchedWorkload reads a manager Workload that Courier dispatched.
+func dispatchedWorkload(ctx context.Context, wl *kueue.Workload) *kueue.Workload {
+	GinkgoHelper()
+	got := &kueue.Workload{}
+	Expect(manager.client.Get(ctx, client.ObjectKeyFromObject(wl), got)).To(Succeed())
+	Expect(got.Status.ClusterName).NotTo(BeNil(), "%s is not dispatched", wl.Name)
+	return got
+}
 
 // checkMessage is Courier's check's state and message on a Workload.
 func checkMessage(wl *kueue.Workload) string {
