@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
@@ -16,13 +17,15 @@ import (
 )
 
 // roomWakeLimit is how many waiting workloads room appearing on a worker
-// queues at most. The first planned again takes the room, and its new copy
-// there is assumed demand from then on, so the others find none; more
-// would be passes that change nothing.
+// queues at most. Whichever is planned first takes the room, and its new
+// copy there is assumed demand from then on, so the others find none; more
+// would be passes that change nothing, one alone would waste the room on a
+// workload whose policy leaves that worker out.
 const roomWakeLimit = 4
 
-// OnRoom queues, when a worker may have room it did not have, the oldest
-// workloads that wait for a worker elsewhere and that its quota could hold
+// OnRoom queues, when a worker may have room it did not have, the first
+// workloads, as Kueue orders a queue (highest priority, then longest
+// waiting), that wait for a worker elsewhere and that its quota could hold
 // now. A workload nominated only to full workers is otherwise planned
 // again when its round ends, and the room would stay idle until then.
 // Hand it to the cluster cache; it is called at most once a second per
@@ -53,11 +56,12 @@ func (r *Reconciler) OnRoom(cluster string) {
 				return r.assumed.podSets(cluster, queueOf(wl), wl.UID, now, shown)
 			})
 			if placement.HasRoomNow(room, placement.Workload{PodSets: podSetsOf(wl)}) {
-				waiting = append(waiting, waiter{key: types.NamespacedName{Namespace: wl.Namespace, Name: wl.Name}, since: waitingSince(wl, now)})
+				waiting = append(waiting, waiter{key: types.NamespacedName{Namespace: wl.Namespace, Name: wl.Name},
+					priority: ptr.Deref(wl.Spec.Priority, 0), since: waitingSince(wl, now)})
 			}
 		}
 	}
-	for _, key := range oldest(waiting, roomWakeLimit) {
+	for _, key := range first(waiting, roomWakeLimit) {
 		r.enqueue(remoteChange{key: key})
 	}
 }
@@ -72,17 +76,20 @@ func waitsForAdmission(wl *kueue.Workload) bool {
 	return len(wl.Status.NominatedClusterNames) > 0
 }
 
-// waiter is a workload waiting for a worker, and since when.
+// waiter is a workload waiting for a worker, its priority, and since when.
 type waiter struct {
-	key   types.NamespacedName
-	since time.Time
+	key      types.NamespacedName
+	priority int32
+	since    time.Time
 }
 
-// oldest returns the keys of the n workloads that have waited longest,
-// oldest first; ties go by namespace and name.
-func oldest(ws []waiter, n int) []types.NamespacedName {
+// first returns the keys of the first n workloads as Kueue orders a queue:
+// highest priority first, then the longest waiting; ties go by namespace
+// and name.
+func first(ws []waiter, n int) []types.NamespacedName {
 	slices.SortFunc(ws, func(a, b waiter) int {
-		return cmp.Or(a.since.Compare(b.since), cmp.Compare(a.key.Namespace, b.key.Namespace), cmp.Compare(a.key.Name, b.key.Name))
+		return cmp.Or(cmp.Compare(b.priority, a.priority), a.since.Compare(b.since),
+			cmp.Compare(a.key.Namespace, b.key.Namespace), cmp.Compare(a.key.Name, b.key.Name))
 	})
 	keys := make([]types.NamespacedName, 0, min(n, len(ws)))
 	for _, w := range ws[:min(n, len(ws))] {

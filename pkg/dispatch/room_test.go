@@ -31,10 +31,15 @@ func TestWaitsForAdmission(t *testing.T) {
 	}
 }
 
-func TestOldest(t *testing.T) {
+func TestFirst(t *testing.T) {
 	t0 := time.Date(2026, 11, 27, 0, 0, 0, 0, time.UTC)
 	w := func(ns, name string, since time.Duration) waiter {
 		return waiter{key: types.NamespacedName{Namespace: ns, Name: name}, since: t0.Add(since)}
+	}
+	urgent := func(ns, name string, since time.Duration) waiter {
+		u := w(ns, name, since)
+		u.priority = 100
+		return u
 	}
 	key := func(ns, name string) types.NamespacedName { return types.NamespacedName{Namespace: ns, Name: name} }
 	cases := map[string]struct {
@@ -51,6 +56,10 @@ func TestOldest(t *testing.T) {
 			ws: []waiter{w("a", "3", 3*time.Second), w("a", "1", time.Second), w("a", "4", 4*time.Second), w("a", "2", 2*time.Second)}, n: 2,
 			want: []types.NamespacedName{key("a", "1"), key("a", "2")},
 		},
+		"higher priority first, however young": {
+			ws: []waiter{w("a", "old", 0), urgent("a", "young", time.Minute), urgent("a", "younger", 2*time.Minute)}, n: 2,
+			want: []types.NamespacedName{key("a", "young"), key("a", "younger")},
+		},
 		"ties by namespace, then name": {
 			ws: []waiter{w("b", "x", 0), w("a", "y", 0), w("a", "x", 0)}, n: 3,
 			want: []types.NamespacedName{key("a", "x"), key("a", "y"), key("b", "x")},
@@ -58,8 +67,8 @@ func TestOldest(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			if diff := cmp.Diff(tc.want, oldest(tc.ws, tc.n)); diff != "" {
-				t.Errorf("oldest() (-want +got):\n%s", diff)
+			if diff := cmp.Diff(tc.want, first(tc.ws, tc.n)); diff != "" {
+				t.Errorf("first() (-want +got):\n%s", diff)
 			}
 		})
 	}
