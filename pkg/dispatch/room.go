@@ -17,11 +17,15 @@ import (
 )
 
 // roomWakeLimit is how many waiting workloads room appearing on a worker
-// queues at most. Whichever is planned first takes the room, and its new
-// copy there is assumed demand from then on, so the others find none; more
-// would be passes that change nothing, one alone would waste the room on a
-// workload whose policy leaves that worker out.
+// queues at most. The first planned takes the room, and its new copy there
+// is assumed demand from then on, so the others find none; more would be
+// passes that change nothing, one alone would waste the room on a workload
+// whose policy leaves that worker out.
 const roomWakeLimit = 4
+
+// roomWakeStagger spaces the passes OnRoom queues, so that the first in
+// Kueue's order is planned, and its copy assumed, before the next looks.
+const roomWakeStagger = 100 * time.Millisecond
 
 // OnRoom queues, when a worker may have room it did not have, the first
 // workloads, as Kueue orders a queue (highest priority, then longest
@@ -61,8 +65,8 @@ func (r *Reconciler) OnRoom(cluster string) {
 			}
 		}
 	}
-	for _, key := range first(waiting, roomWakeLimit) {
-		r.enqueue(remoteChange{key: key})
+	for i, key := range first(waiting, roomWakeLimit) {
+		r.enqueue(remoteChange{key: key, after: time.Duration(i) * roomWakeStagger})
 	}
 }
 
