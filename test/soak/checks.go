@@ -207,7 +207,9 @@ func checkLost(jobs []Job) []string {
 }
 
 // finalCopy is the copy that ran a job to its end: the last one seen
-// terminal, else the last one started.
+// terminal, else the last one started, else the last one whose later
+// versions went unseen (seen only suspended, then started and ended while
+// the soak's watch of its worker was down).
 func finalCopy(j Job) *Copy {
 	var last *Copy
 	for _, c := range j.Copies {
@@ -220,6 +222,14 @@ func finalCopy(j Job) *Copy {
 	}
 	for _, c := range j.Copies {
 		if !c.Started.IsZero() && (last == nil || c.Created.After(last.Created)) {
+			last = c
+		}
+	}
+	if last != nil {
+		return last
+	}
+	for _, c := range j.Copies {
+		if c.StatusUnseen && (last == nil || c.Created.After(last.Created)) {
 			last = c
 		}
 	}

@@ -204,6 +204,21 @@ func TestCheckStatus(t *testing.T) {
 				Copies: []*Copy{{Worker: "w2", Created: at(1), Started: at(2), Deleted: at(15), Status: "Running; active=1 ready=1 succeeded=0 failed=0"}}},
 			want: 1,
 		},
+		"its copy seen only suspended, then unseen, and the manager shows an end": {
+			job: Job{Finished: at(20), ManagerStatus: "Complete; active=0 ready=0 succeeded=1 failed=0",
+				Copies: []*Copy{{Worker: "w2", Created: at(1), Deleted: at(25), Status: "Running; active=0 ready=0 succeeded=0 failed=0 suspended=1", StatusUnseen: true}}},
+			wantNotes: 1,
+		},
+		"its copy seen only suspended, then unseen, and the manager shows no end": {
+			job: Job{Finished: at(20), ManagerStatus: "Running; active=0 ready=0 succeeded=0 failed=0 suspended=1",
+				Copies: []*Copy{{Worker: "w2", Created: at(1), Deleted: at(25), Status: "Running; active=0 ready=0 succeeded=0 failed=0 suspended=1", StatusUnseen: true}}},
+			want: 1,
+		},
+		"its copy seen only suspended, then deleted in view": {
+			job: Job{Finished: at(20), ManagerStatus: "Complete; active=0 ready=0 succeeded=1 failed=0",
+				Copies: []*Copy{{Worker: "w2", Created: at(1), Deleted: at(25), Status: "Running; active=0 ready=0 succeeded=0 failed=0 suspended=1"}}},
+			want: 1,
+		},
 		"finished with no copy seen": {
 			job:  Job{Finished: at(20), ManagerStatus: "Complete"},
 			want: 1,
