@@ -9,6 +9,7 @@ import (
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
 	courier "github.com/courierdev/courier/api/v1alpha1"
+	"github.com/courierdev/courier/pkg/cluster"
 	"github.com/courierdev/courier/pkg/placement"
 )
 
@@ -40,13 +41,20 @@ func (r *Reconciler) placementInput(wl *kueue.Workload, info jobInfo, policy pla
 			pc.Labels = wc.Labels
 		}
 		if remote, err := r.remotes.Get(c.Name); err == nil {
-			pc.Capacity = remote.CapacityFor(wl.Namespace, string(wl.Spec.QueueName), wl.UID, func(shown func(types.UID) bool) []placement.PodSet {
-				return r.assumed.podSets(c.Name, queueOf(wl), wl.UID, o.Now, shown)
-			})
+			pc.Capacity = r.capacityFor(remote, wl, o.Now)
 		}
 		in.Clusters = append(in.Clusters, pc)
 	}
 	return in
+}
+
+// capacityFor is the room a worker's ClusterQueue for wl's LocalQueue
+// offers wl: its own waiting copy is no demand against it, and the copies
+// Courier created there that the snapshot does not show yet are.
+func (r *Reconciler) capacityFor(remote *cluster.Remote, wl *kueue.Workload, now time.Time) placement.Capacity {
+	return remote.CapacityFor(wl.Namespace, string(wl.Spec.QueueName), wl.UID, func(shown func(types.UID) bool) []placement.PodSet {
+		return r.assumed.podSets(remote.Name, queueOf(wl), wl.UID, now, shown)
+	})
 }
 
 // podSetsOf is a Workload's pod sets as the planner counts them.
