@@ -225,6 +225,9 @@ func (r *Reconciler) observe(ctx context.Context, wl *kueue.Workload, ref checkR
 		}
 		o.Remotes[name] = rs
 	}
+	if c := livePlacement(o); c != "" {
+		o.PlacedRefusal = r.skips.reason(wl.UID, c, o.Now)
+	}
 	if c := livePlacement(o); c != "" && o.Rejection == "" && job != nil {
 		if rs := o.Remotes[c]; rs.jobCopy != nil {
 			f, err := a.Forward(job, rs.jobCopy, adapter.Destination{Workload: wl.Name, Origin: r.opts.Origin, RuntimePatch: info.patches[c]})

@@ -40,6 +40,10 @@ type Observed struct {
 	// Evictions is how many times Kueue has evicted the Workload; a
 	// placement recorded at a lower count belongs to an earlier admission.
 	Evictions int32
+	// PlacedRefusal says why the worker the job is placed on refused to
+	// create it lately (a same-name object Courier does not own there, or
+	// the worker's refusal), if it did; empty otherwise, and after a restart.
+	PlacedRefusal string
 	// Candidates are the clusters of the policy, in name order.
 	Candidates []Candidate
 	// Decision is the planner's choice among the candidates, for a

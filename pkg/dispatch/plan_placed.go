@@ -98,6 +98,12 @@ func planPlaced(o Observed, c string) Plan {
 		// count as lost.
 		return p
 	}
+	if refusedBeforeRunning(o, r) {
+		// Choose again at once, passing that worker over, rather than
+		// through Kueue's requeue and its backoff.
+		p.ClearRecord = true
+		return p
+	}
 	var fin *metav1.Condition
 	switch {
 	case r.Workload == nil && r.HasJob && r.JobOutcome.Finished:
@@ -272,4 +278,14 @@ func truncate(s string, n int) string {
 		return s
 	}
 	return s[:n-3] + "..."
+}
+
+// refusedBeforeRunning reports whether the worker the job is placed on
+// refused to create it (a same-name object Courier does not own, or the
+// worker's refusal), so that Courier removed the copies there, before the
+// check ever turned Ready: the job never ran, and the placement guards
+// nothing. planUnplaced still waits for any job copy that is going.
+func refusedBeforeRunning(o Observed, r Remote) bool {
+	return o.PlacedRefusal != "" && o.HasCheck && o.Check.State == kueue.CheckStatePending &&
+		!r.HasJob && (r.Workload == nil || r.Workload.DeletionTimestamp != nil)
 }

@@ -133,6 +133,21 @@ func TestPlanPlaced(t *testing.T) {
 					Condition(kueue.WorkloadEvicted, metav1.ConditionTrue, "Preempted", t0).Obj()}}},
 			want: retry("RemoteEvicted", `Worker "a" evicted the workload (Preempted: Preempted); dispatching the workload again.`),
 		},
+		"the worker refused the job before it ran, its copies removed: the placement goes, not through Kueue's requeue": {
+			o: Observed{Workload: local().Nominated("a").Obj(), Check: pendingCheck, Placement: &Placement{Cluster: "a"}, Health: connected,
+				PlacedRefusal: "holds a TrainJob Courier did not create", Remotes: map[string]Remote{}},
+			want: Plan{ClearRecord: true},
+		},
+		"the worker refused the job before it ran, its Workload copy still going: the placement goes": {
+			o: Observed{Workload: local().Nominated("a").Obj(), Check: pendingCheck, Placement: &Placement{Cluster: "a"}, Health: connected,
+				PlacedRefusal: "refused the TrainJob", Remotes: map[string]Remote{"a": {Workload: copyOf().Admit(t0).Deleting(t0).Obj()}}},
+			want: Plan{ClearRecord: true},
+		},
+		"a refusal noted, but the check turned Ready: the job may have run, Retry": {
+			o: Observed{Workload: placed().Obj(), Check: readyCheck, Placement: &Placement{Cluster: "a"}, Health: connected,
+				PlacedRefusal: "refused the TrainJob", Remotes: map[string]Remote{}},
+			want: retry("RemoteEvicted", `The workload's copy on worker "a" is gone; dispatching the workload again.`),
+		},
 		"the worker's copy vanished: Retry": {
 			o:    Observed{Workload: placed().Obj(), Check: readyCheck, Placement: &Placement{Cluster: "a"}, Health: connected, Remotes: map[string]Remote{}},
 			want: retry("RemoteEvicted", `The workload's copy on worker "a" is gone; dispatching the workload again.`),

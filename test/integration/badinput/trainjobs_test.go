@@ -102,20 +102,19 @@ var _ = Describe("A TrainJob whose ClusterTrainingRuntime is missing on a worker
 		By("admitting it on the worker without the runtime, whose Trainer refuses the TrainJob")
 		kueuesim.AdmitOn(ctx, without, wl)
 		expectWorkloadEvent(ctx, wl, courierv1alpha1.EventCreateRefused, `Worker "`+without.Name+`"`, "TrainJob "+ns+"/"+tj.Name, "specified clusterTrainingRuntime must be created")
-		sim.ExpectCheck(ctx, wl, kueue.CheckStateRetry, without.Name)
 
-		By("dispatching it to the other worker once Kueue requeues it")
-		sim.EvictAndRequeue(ctx, wl)
-		sim.ReserveQuota(ctx, wl)
+		By("dispatching it to the other worker at once: it never ran, so it is not sent back to Kueue's queue")
 		Eventually(func(g Gomega) { g.Expect(copiesOn(ctx, g, wl)).To(ConsistOf(with.Name)) }).Should(Succeed())
+		sim.ExpectCheck(ctx, wl, kueue.CheckStatePending, "Passed over: "+without.Name+": refused the TrainJob")
 		kueuesim.AdmitOn(ctx, with, wl)
 		sim.ExpectCheck(ctx, wl, kueue.CheckStateReady, with.Name)
 		Eventually(func(g Gomega) {
 			g.Expect(kueuesim.Read(ctx, g, with, tj)).NotTo(BeNil())
 			g.Expect(kueuesim.Read(ctx, g, without, tj)).To(BeNil())
 		}).Should(Succeed())
-		// The refused dispatch is not announced as one.
+		// The refused dispatch is not announced as one, nor is a Retry.
 		Expect(eventNotes(ctx, Default, ns, "Workload", wl.Name, courierv1alpha1.EventDispatched)).
 			NotTo(ContainElement(ContainSubstring(without.Name)))
+		Expect(eventNotes(ctx, Default, ns, "Workload", wl.Name, courierv1alpha1.EventRemoteEvicted)).To(BeEmpty())
 	})
 })

@@ -131,12 +131,10 @@ var _ = Describe("A kind removed from a worker while its jobs run there", func()
 		Eventually(func(g Gomega) { g.Expect(copiesOn(ctx, g, nextWl)).To(HaveLen(2)) }).Should(Succeed())
 		kueuesim.AdmitOn(ctx, stripped, nextWl)
 		expectWorkloadEvent(ctx, nextWl, courierv1alpha1.EventCreateRefused, `Worker "`+stripped.Name+`"`, "PlainJob "+ns+"/"+next.GetName(), "terminating")
-		sim.ExpectCheck(ctx, nextWl, kueue.CheckStateRetry, stripped.Name)
-		sim.EvictAndRequeue(ctx, nextWl)
-		sim.ReserveQuota(ctx, nextWl)
 		Eventually(func(g Gomega) { g.Expect(copiesOn(ctx, g, nextWl)).To(ConsistOf(kept.Name)) }).Should(Succeed())
 		kueuesim.AdmitOn(ctx, kept, nextWl)
 		sim.ExpectCheck(ctx, nextWl, kueue.CheckStateReady, kept.Name)
+		Expect(eventNotes(ctx, Default, ns, "Workload", nextWl.Name, courierv1alpha1.EventRemoteEvicted)).To(BeEmpty(), "it never ran there, so it was not sent back to Kueue")
 
 		By("finishing the running job: its status is mirrored, its copy released, and then the CRD goes")
 		Eventually(func(g Gomega) {

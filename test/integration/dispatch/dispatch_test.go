@@ -396,6 +396,34 @@ var _ = Describe("Dispatching a TrainJob", func() {
 		Expect(got.DeletionTimestamp).To(BeNil())
 	})
 
+	// The job's name is taken on the worker that admitted it: the job never
+	// ran there, so it goes to another worker at once, not through a Retry
+	// and Kueue's requeue backoff (docs/soak.md, finding 16).
+	It("sends the job to another worker at once when the worker that admitted it holds a foreign job of its name", func(ctx context.Context) {
+		first, second := env.Workers[0], env.Workers[1]
+		tj := trainJob(ns).Obj()
+		foreign := trainertesting.MakeTrainJob(tj.Name, ns).Label("owner", "someone-else").Obj()
+		Expect(first.Client.Create(ctx, foreign)).To(Succeed())
+
+		wl := sim.Submit(ctx, tj)
+		expectCopies(ctx, wl, first, second)
+		kueuesim.AdmitOn(ctx, first, wl)
+		Eventually(func(g Gomega) {
+			g.Expect(eventReasons(ctx, g, wl)).To(ContainElement(courierv1alpha1.EventForeignObject))
+		}).Should(Succeed())
+		sim.ExpectCheck(ctx, wl, kueue.CheckStatePending, "Passed over: "+first.Name+": holds a TrainJob Courier did not create")
+		expectCopies(ctx, wl, second)
+		kueuesim.AdmitOn(ctx, second, wl)
+		sim.ExpectCheck(ctx, wl, kueue.CheckStateReady, second.Name)
+		Eventually(func(g Gomega) { g.Expect(kueuesim.Read(ctx, g, second, tj)).NotTo(BeNil()) }).Should(Succeed())
+		Expect(eventReasons(ctx, Default, wl)).NotTo(ContainElement(courierv1alpha1.EventRemoteEvicted), "sent back to Kueue with a Retry")
+
+		got := &trainer.TrainJob{}
+		Expect(first.Client.Get(ctx, client.ObjectKeyFromObject(foreign), got)).To(Succeed())
+		Expect(got.UID).To(Equal(foreign.UID))
+		Expect(got.Labels).NotTo(HaveKey(courierv1alpha1.OriginLabel), "the foreign TrainJob was modified")
+	})
+
 	It("reports a namespace missing on a worker and uses the other", func(ctx context.Context) {
 		first, second := env.Workers[0], env.Workers[1]
 		managerNS, err := env.Manager.CreateNamespace(ctx, "only-second")
