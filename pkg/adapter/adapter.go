@@ -23,6 +23,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/lru"
 
 	courier "github.com/courierdev/courier/api/v1alpha1"
 )
@@ -157,13 +158,27 @@ type kindAdapter struct {
 	// pods, for a kind whose controller keeps creating dependents of a job
 	// being deleted, so that a delete in the foreground would not end.
 	runner *schema.GroupVersionKind
+	// verdicts remembers Check's answer for a job's generation: every pass
+	// checks the job, and a kind's rules (a TrainJob's RuntimePatches,
+	// decoded by reflection) cost more than the rest of the pass's reads.
+	verdicts *lru.Cache
+}
+
+// verdictsSize bounds the jobs whose verdict is remembered; a job past it
+// is only checked again.
+const verdictsSize = 4096
+
+// verdict is Check's answer for one generation of a job's spec.
+type verdict struct {
+	generation int64
+	err        error
 }
 
 // New returns the generic adapter for a kind, with the rules of
 // well-known kinds (batch/v1 Job) added.
 func New(k Kind) Adapter {
 	rules := kindRules[k.GVK]
-	a := &kindAdapter{Kind: k, statusIgnore: rules.statusIgnore, activity: rules.activity}
+	a := &kindAdapter{Kind: k, statusIgnore: rules.statusIgnore, activity: rules.activity, verdicts: lru.New(verdictsSize)}
 	if rules.mutate != nil {
 		a.mutate = func(job *unstructured.Unstructured, _ Destination) error { return rules.mutate(job) }
 	}
@@ -198,6 +213,22 @@ func (k *kindAdapter) ManagedBy() (path, value string) { return k.ManagedByPath,
 // the manager's own controller would run it too, and it must pass the
 // kind's rules.
 func (k *kindAdapter) Check(job *unstructured.Unstructured) error {
+	// Both rules read only the spec, whose every change bumps the
+	// generation; a job without a UID (not from an API server) is not
+	// remembered.
+	uid, generation := job.GetUID(), job.GetGeneration()
+	if v, ok := k.verdicts.Get(uid); ok && uid != "" && v.(verdict).generation == generation {
+		return v.(verdict).err
+	}
+	err := k.judge(job)
+	if uid != "" {
+		k.verdicts.Add(uid, verdict{generation: generation, err: err})
+	}
+	return err
+}
+
+// judge checks the job by the shared rules and the kind's.
+func (k *kindAdapter) judge(job *unstructured.Unstructured) error {
 	got, found, err := unstructured.NestedString(job.Object, k.managedByPath()...)
 	if err != nil || !found || got != k.ManagedByValue {
 		return &Rejection{Message: fmt.Sprintf("%s %s/%s has %s %q; set it to %q when creating the job, so that only the worker runs it.",

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 
 	courier "github.com/courierdev/courier/api/v1alpha1"
 	trainertesting "github.com/courierdev/courier/pkg/testing/trainer"
@@ -204,6 +205,43 @@ func TestTrainJobCheck(t *testing.T) {
 			var rej *Rejection
 			if !errors.As(err, &rej) || !strings.Contains(rej.Message, tc.wantErr) {
 				t.Fatalf("Check() = %v, want a Rejection containing %q", err, tc.wantErr)
+			}
+		})
+	}
+}
+
+// TestCheckRemembersAGenerationsVerdict checks a job, then checks it again
+// with its spec made invalid: the verdict is the remembered one only while
+// the generation and the UID are the same.
+func TestCheckRemembersAGenerationsVerdict(t *testing.T) {
+	cases := map[string]struct {
+		uid        types.UID
+		generation int64
+		wantErr    bool
+	}{
+		"the same generation: the remembered verdict": {uid: "u1", generation: 1},
+		"a later generation: checked again":           {uid: "u1", generation: 2, wantErr: true},
+		"another job of the same generation":          {uid: "u2", generation: 1, wantErr: true},
+		"no UID: never remembered":                    {generation: 1, wantErr: true},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			a := NewTrainJob()
+			first := trainJob(t, trainertesting.MakeTrainJob("tj", "ns").ManagedBy(TrainJobManagedBy))
+			first.SetUID("u1")
+			first.SetGeneration(1)
+			if tc.uid == "" {
+				first.SetUID("")
+			}
+			if err := a.Check(first); err != nil {
+				t.Fatalf("Check() of the valid job = %v, want nil", err)
+			}
+			second := trainJob(t, trainertesting.MakeTrainJob("tj", "ns").ManagedBy(TrainJobManagedBy).NodeEnv("example.com/user", "A", "b"))
+			second.SetUID(tc.uid)
+			second.SetGeneration(tc.generation)
+			var rej *Rejection
+			if got := errors.As(a.Check(second), &rej); got != tc.wantErr {
+				t.Errorf("Check() of the changed job rejected it: %v, want %v", got, tc.wantErr)
 			}
 		})
 	}

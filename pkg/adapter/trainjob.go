@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/lru"
 
 	"github.com/courierdev/courier/pkg/runtimepatch"
 )
@@ -46,7 +47,8 @@ func NewTrainJob() Adapter {
 		// and Trainer take turns deleting and re-creating the JobSet, and
 		// the delete may not end (seen in the e2e suite). Copies go in the
 		// background, and Courier waits for their JobSets instead.
-		runner: &jobSetGVK,
+		runner:   &jobSetGVK,
+		verdicts: lru.New(verdictsSize),
 		check: func(job *unstructured.Unstructured) field.ErrorList {
 			patches, err := runtimePatches(job)
 			if err != nil {
