@@ -80,7 +80,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 // decision the manager refused.
 func (r *Reconciler) act(ctx context.Context, wl *kueue.Workload, check kueue.AdmissionCheckReference, p Plan, job jobInfo, out outcome) (reconcile.Result, error) {
 	result := reconcile.Result{RequeueAfter: p.RequeueAfter}
+	// events are all this pass reports; acted, those of what it did (a
+	// copy made, a worker passed over, copies removed). A write refused
+	// for a conflict reports only acted: the next pass plans the rest
+	// again, from the newer version, and says it then.
 	events := p.Events
+	var acted []Event
 	if p.FinalSync != "" {
 		if err := r.finalSync(ctx, p.FinalSync, wl, job, p.FinalFrom); err != nil {
 			return reconcile.Result{}, fmt.Errorf("mirroring the final job status from %s: %w", p.FinalSync, err)
@@ -109,7 +114,7 @@ func (r *Reconciler) act(ctx context.Context, wl *kueue.Workload, check kueue.Ad
 		if err != nil {
 			return reconcile.Result{}, fmt.Errorf("forwarding the priority to %s: %w", p.ForwardPriority, err)
 		}
-		events = append(events, evs...)
+		events, acted = append(events, evs...), append(acted, evs...)
 		if retry {
 			result.RequeueAfter = requeueSoon
 		}
@@ -133,7 +138,7 @@ func (r *Reconciler) act(ctx context.Context, wl *kueue.Workload, check kueue.Ad
 			errs = append(errs, fmt.Errorf("creating Workload copy on %s: %w", p.Create[i], res.err))
 		}
 		if res.ev != nil {
-			events = append(events, *res.ev)
+			events, acted = append(events, *res.ev), append(acted, *res.ev)
 			result.RequeueAfter = requeueSoon
 		}
 	}
@@ -143,12 +148,13 @@ func (r *Reconciler) act(ctx context.Context, wl *kueue.Workload, check kueue.Ad
 	}
 	if p.Record != nil || p.ClearRecord {
 		if err := r.writePlacement(ctx, wl, p.Record); err != nil {
-			r.record(wl, events)
 			if apierrors.IsConflict(err) {
 				// Decided on an old version: decide again on the new one,
 				// with every copy still where it was.
+				r.record(wl, acted)
 				return reconcile.Result{RequeueAfter: afterConflict}, nil
 			}
+			r.record(wl, events)
 			return reconcile.Result{}, err
 		}
 	}
@@ -192,7 +198,8 @@ func (r *Reconciler) act(ctx context.Context, wl *kueue.Workload, check kueue.Ad
 		}
 	}
 	if len(deleted) > 0 {
-		events = withRemoval(events, fmt.Sprintf("Removed the workload's copies from %s.", strings.Join(deleted, ", ")))
+		removal := fmt.Sprintf("Removed the workload's copies from %s.", strings.Join(deleted, ", "))
+		events, acted = withRemoval(events, removal), withRemoval(acted, removal)
 	}
 	if len(errs) > 0 {
 		r.record(wl, events)
@@ -208,7 +215,7 @@ func (r *Reconciler) act(ctx context.Context, wl *kueue.Workload, check kueue.Ad
 		if err := r.writeStatus(ctx, wl, check, status); apierrors.IsConflict(err) {
 			// Kueue wrote in between; plan again from its version. The
 			// placement, if recorded, holds the decision meanwhile.
-			r.record(wl, events)
+			r.record(wl, acted)
 			return reconcile.Result{RequeueAfter: afterConflict}, nil
 		} else if err != nil {
 			return reconcile.Result{}, client.IgnoreNotFound(err)

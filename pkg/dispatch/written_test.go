@@ -2,13 +2,17 @@ package dispatch
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
+	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+
+	courier "github.com/courierdev/courier/api/v1alpha1"
 )
 
 func TestOwnWrites(t *testing.T) {
@@ -76,5 +80,40 @@ func TestARefusedWriteAwaitsTheNewerVersion(t *testing.T) {
 	}
 	if !workloadChanged(r.written, r.now).Update(event.UpdateEvent{ObjectOld: read, ObjectNew: kueues}) {
 		t.Error("Kueue's version, after a write on the one before was refused, queued no pass")
+	}
+}
+
+// TestARefusedNominationIsReportedOnce refuses a pass's nomination for a
+// conflict: the copies it made stay, the next pass writes the nomination,
+// and the Nominated event is recorded once, by the pass whose write held.
+func TestARefusedNominationIsReportedOnce(t *testing.T) {
+	wl := managerWl().Check(check, kueue.CheckStatePending, "").Obj()
+	refused := false
+	manager := fakeClient(statusRefusedOnce(&refused), managerObjects(wl, trainJob().Obj())...)
+	w1 := fakeClient(interceptor.Funcs{})
+	w2 := fakeClient(interceptor.Funcs{})
+	r := newReconciler(manager, fakeRemotes{"w1": newWorker("w1", w1, w1), "w2": newWorker("w2", w2, w2)})
+
+	reconcileOnce(t, r)
+	if !refused {
+		t.Fatal("the nomination was not written")
+	}
+	reconcileOnce(t, r)
+	got := &kueue.Workload{}
+	if err := manager.Get(context.Background(), client.ObjectKeyFromObject(wl), got); err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Status.NominatedClusterNames) == 0 {
+		t.Fatal("the second pass wrote no nomination")
+	}
+	recorded := r.recorder.(*events.FakeRecorder).Events
+	var nominated []string
+	for len(recorded) > 0 {
+		if e := <-recorded; strings.Contains(e, " "+courier.EventNominated+" ") {
+			nominated = append(nominated, e)
+		}
+	}
+	if len(nominated) != 1 {
+		t.Errorf("Nominated events: %q, want one", nominated)
 	}
 }
