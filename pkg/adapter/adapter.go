@@ -217,7 +217,7 @@ func (k *kindAdapter) Check(job *unstructured.Unstructured) error {
 	// generation; a job without a UID (not from an API server) is not
 	// remembered.
 	uid, generation := job.GetUID(), job.GetGeneration()
-	if v, ok := k.verdicts.Get(uid); ok && uid != "" && v.(verdict).generation == generation {
+	if v, ok := k.verdicts.Get(uid); ok && v.(verdict).generation == generation {
 		return v.(verdict).err
 	}
 	err := k.judge(job)

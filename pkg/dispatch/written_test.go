@@ -61,10 +61,7 @@ func TestOwnWritesForgetsExpiredWorkloads(t *testing.T) {
 func TestARefusedWriteAwaitsTheNewerVersion(t *testing.T) {
 	wl := managerWl().Check(check, kueue.CheckStatePending, "").Obj()
 	refused := false
-	manager := fakeClient(statusRefusedOnce(&refused), managerObjects(wl, trainJob().Obj())...)
-	w1 := fakeClient(interceptor.Funcs{})
-	w2 := fakeClient(interceptor.Funcs{})
-	r := newReconciler(manager, fakeRemotes{"w1": newWorker("w1", w1, w1), "w2": newWorker("w2", w2, w2)})
+	r, manager := nominationRefusedOnce(wl, &refused)
 	read := &kueue.Workload{}
 	if err := manager.Get(context.Background(), client.ObjectKeyFromObject(wl), read); err != nil {
 		t.Fatal(err)
@@ -83,16 +80,23 @@ func TestARefusedWriteAwaitsTheNewerVersion(t *testing.T) {
 	}
 }
 
+// nominationRefusedOnce is a reconciler for the pending wl on two workers
+// whose manager refuses the first status write for a conflict, setting
+// *refused.
+func nominationRefusedOnce(wl *kueue.Workload, refused *bool) (*Reconciler, client.Client) {
+	manager := fakeClient(statusRefusedOnce(refused), managerObjects(wl, trainJob().Obj())...)
+	w1 := fakeClient(interceptor.Funcs{})
+	w2 := fakeClient(interceptor.Funcs{})
+	return newReconciler(manager, fakeRemotes{"w1": newWorker("w1", w1, w1), "w2": newWorker("w2", w2, w2)}), manager
+}
+
 // TestARefusedNominationIsReportedOnce refuses a pass's nomination for a
 // conflict: the copies it made stay, the next pass writes the nomination,
 // and the Nominated event is recorded once, by the pass whose write held.
 func TestARefusedNominationIsReportedOnce(t *testing.T) {
 	wl := managerWl().Check(check, kueue.CheckStatePending, "").Obj()
 	refused := false
-	manager := fakeClient(statusRefusedOnce(&refused), managerObjects(wl, trainJob().Obj())...)
-	w1 := fakeClient(interceptor.Funcs{})
-	w2 := fakeClient(interceptor.Funcs{})
-	r := newReconciler(manager, fakeRemotes{"w1": newWorker("w1", w1, w1), "w2": newWorker("w2", w2, w2)})
+	r, manager := nominationRefusedOnce(wl, &refused)
 
 	reconcileOnce(t, r)
 	if !refused {
