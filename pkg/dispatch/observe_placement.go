@@ -2,6 +2,7 @@ package dispatch
 
 import (
 	"cmp"
+	"slices"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -29,7 +30,7 @@ func (r *Reconciler) placementInput(wl *kueue.Workload, info jobInfo, policy pla
 		Started:     waitingSince(wl, o.Now),
 		RoundsSince: r.rounds.since(wl.UID, len(wl.Status.NominatedClusterNames) > 0, o.Now),
 		Now:         o.Now,
-		Nominated:   wl.Status.NominatedClusterNames,
+		Nominated:   nominatedBefore(wl, o.Remotes),
 	}
 	in.Workload.PodSets = podSetsOf(wl)
 	if info.obj != nil {
@@ -46,6 +47,25 @@ func (r *Reconciler) placementInput(wl *kueue.Workload, info jobInfo, policy pla
 		in.Clusters = append(in.Clusters, pc)
 	}
 	return in
+}
+
+// nominatedBefore are the clusters nominated before: those the Workload
+// names, and those holding a live copy of it that it does not name. A pass
+// whose nomination was refused for a conflict leaves its copies behind; the
+// next pass keeps them where they are instead of moving them because their
+// own admission used up their worker's room.
+func nominatedBefore(wl *kueue.Workload, remotes map[string]Remote) []string {
+	named := wl.Status.NominatedClusterNames
+	var held []string
+	for name, r := range remotes {
+		if r.Workload != nil && r.Workload.DeletionTimestamp == nil && !r.Stale && !slices.Contains(named, name) {
+			held = append(held, name)
+		}
+	}
+	if len(held) == 0 {
+		return named
+	}
+	return slices.Sorted(slices.Values(append(slices.Clone(named), held...)))
 }
 
 // capacityFor is the room a worker's ClusterQueue for wl's LocalQueue

@@ -6,6 +6,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
@@ -13,6 +17,8 @@ import (
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
 	courier "github.com/courierdev/courier/api/v1alpha1"
+	"github.com/courierdev/courier/pkg/cluster"
+	kueuetesting "github.com/courierdev/courier/pkg/testing/kueue"
 )
 
 func TestOwnWrites(t *testing.T) {
@@ -119,5 +125,66 @@ func TestARefusedNominationIsReportedOnce(t *testing.T) {
 	}
 	if len(nominated) != 1 {
 		t.Errorf("Nominated events: %q, want one", nominated)
+	}
+}
+
+// Seen on the bench's clusters: a nomination refused for a conflict left
+// its copy on worker-1, whose Kueue admitted it before the next pass. That
+// pass found no nomination on the manager's Workload, ranked worker-1 below
+// worker-2 by the copy's own usage, and moved the copy there: two writes to
+// the workers that admitted nothing sooner. The copy now keeps its place.
+func TestARefusedNominationKeepsItsCopy(t *testing.T) {
+	wl := managerWl().Queue("lq").Check(check, kueue.CheckStatePending, "").Obj()
+	refused := false
+	manager := fakeClient(statusRefusedOnce(&refused), managerObjects(wl, trainJob().Obj())...)
+	queues := func() []client.Object {
+		return []client.Object{
+			&kueue.ResourceFlavor{ObjectMeta: metav1.ObjectMeta{Name: "default"}},
+			kueuetesting.MakeClusterQueue("cq").Quota("default", corev1.ResourceCPU, "8").Obj(),
+			kueuetesting.MakeLocalQueue("lq", ns, "cq").Obj(),
+		}
+	}
+	w1, w2 := fakeClient(interceptor.Funcs{}, queues()...), fakeClient(interceptor.Funcs{}, queues()...)
+	withQuota := func(name string, c client.Client) *cluster.Remote {
+		return cluster.NewRemote(name, c, c, workloadGVK, trainer.GroupVersion.WithKind(trainer.TrainJobKind),
+			kueue.SchemeGroupVersion.WithKind("ClusterQueue"), kueue.SchemeGroupVersion.WithKind("LocalQueue"), kueue.SchemeGroupVersion.WithKind("ResourceFlavor"))
+	}
+	r := newReconciler(manager, fakeRemotes{"w1": withQuota("w1", w1), "w2": withQuota("w2", w2)})
+
+	reconcileOnce(t, r)
+	if !refused {
+		t.Fatal("the nomination was not written")
+	}
+	expectCopy(t, w1, true)
+	// w1's Kueue reserves quota for the copy; its ClusterQueue shows the
+	// usage before the informer of Workloads shows the copy admitted.
+	cqs := &kueue.ClusterQueueList{}
+	if err := w1.List(context.Background(), cqs); err != nil || len(cqs.Items) != 1 {
+		t.Fatalf("listing the ClusterQueue: %v, %d found", err, len(cqs.Items))
+	}
+	cq := &cqs.Items[0]
+	cq.Status = kueuetesting.MakeClusterQueue("cq").Reserved("default", corev1.ResourceCPU, "1").Obj().Status
+	// The fake serves no status subresource for ClusterQueues.
+	if err := w1.Update(context.Background(), cq); err != nil {
+		t.Fatal(err)
+	}
+
+	reconcileOnce(t, r)
+	expectCopy(t, w1, true)
+	expectCopy(t, w2, false)
+	got := &kueue.Workload{}
+	if err := manager.Get(context.Background(), client.ObjectKeyFromObject(wl), got); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"w1"}, got.Status.NominatedClusterNames); diff != "" {
+		t.Errorf("nominated clusters (-want +got):\n%s", diff)
+	}
+}
+
+func expectCopy(t *testing.T, worker client.Client, want bool) {
+	t.Helper()
+	err := worker.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "trainjob-tj"}, &kueue.Workload{})
+	if got := err == nil; got != want {
+		t.Errorf("Workload copy there: %v, want %v (%v)", got, want, err)
 	}
 }
