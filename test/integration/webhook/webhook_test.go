@@ -15,6 +15,7 @@ import (
 
 	courierv1alpha1 "github.com/courierdev/courier/api/v1alpha1"
 	"github.com/courierdev/courier/pkg/adapter"
+	"github.com/courierdev/courier/pkg/runtimepatch"
 	kueuetesting "github.com/courierdev/courier/pkg/testing/kueue"
 	trainertesting "github.com/courierdev/courier/pkg/testing/trainer"
 )
@@ -164,6 +165,30 @@ var _ = Describe("The TrainJob webhook", func() {
 		Expect(c.Get(ctx, client.ObjectKeyFromObject(job), job)).To(Succeed())
 		job.Labels["stage"] = "2"
 		Expect(c.Update(ctx, job)).To(Succeed())
+	})
+
+	It("asks nothing of Kueue's own updates, nor of an update that leaves the others' RuntimePatches as they were", func(ctx context.Context) {
+		c := env.Manager.Client
+		By("Kueue adding its entry to a running TrainJob")
+		job := trainertesting.MakeTrainJob("running", ns).Queue("team").Suspend(false).RuntimePatch("example.com/a", "team", "a").Obj()
+		Expect(c.Create(ctx, job)).To(Succeed())
+		kueues := trainertesting.MakeTrainJob("", "").RuntimePatch(runtimepatch.KueueManager, "kueue.x-k8s.io/podset", "node").Obj().Spec.RuntimePatches
+		job.Spec.RuntimePatches = append(job.Spec.RuntimePatches, kueues...)
+		Expect(c.Update(ctx, job)).To(Succeed())
+
+		By("queueing a TrainJob whose RuntimePatches were written while no webhook saw it")
+		unqueued := trainertesting.MakeTrainJob("unqueued", ns).ManagedBy(adapter.TrainJobManagedBy).NodeEnv("example.com/tool", "A", "b").Obj()
+		Expect(c.Create(ctx, unqueued)).To(Succeed())
+		unqueued.Labels = map[string]string{"kueue.x-k8s.io/queue-name": "team"}
+		Expect(c.Update(ctx, unqueued)).To(Succeed())
+
+		By("changing them then")
+		unqueued.Spec.Suspend = ptr.To(true)
+		unqueued.Spec.RuntimePatches = append(unqueued.Spec.RuntimePatches, kueues...)
+		unqueued.Spec.RuntimePatches[1].Manager = "example.com/b"
+		err := c.Update(ctx, unqueued)
+		Expect(apierrors.IsInvalid(err)).To(BeTrue(), "adding an entry to RuntimePatches that break Trainer's rules: %v", err)
+		Expect(err.Error()).To(ContainSubstring(`Trainer forbids env on the "node" container`))
 	})
 
 	It("leaves alone TrainJobs that Courier does not dispatch", func(ctx context.Context) {
