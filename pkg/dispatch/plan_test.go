@@ -363,7 +363,8 @@ func TestPlanUnplaced(t *testing.T) {
 		"a winner not yet nominated is nominated first": {
 			o: Observed{Workload: local().Obj(), Check: pendingCheck, Candidates: both, Health: connected,
 				Remotes: map[string]Remote{"a": {Workload: copyOf().Admit(t0).Obj()}}},
-			want: Plan{Status: &StatusChange{State: kueue.CheckStatePending, Nominated: []string{"a"}}, RequeueAfter: time.Second},
+			want: Plan{Status: &StatusChange{State: kueue.CheckStatePending, Nominated: []string{"a"}}, RequeueAfter: time.Second,
+				Events: []Event{{Type: "Normal", Reason: "Nominated", Message: "Copied the workload to a, b. Nominated a, b (best 2 of 2)."}}},
 		},
 		"other admission checks not Ready: nothing leaves the manager": {
 			o: Observed{Workload: local().Nominated("a").Obj(), Check: pendingCheck, Candidates: both, Health: connected, ChecksNotReady: []string{"approval"},

@@ -139,9 +139,12 @@ func planWinner(o Observed, winner string) Plan {
 	wl := o.Workload
 	p := Plan{Delete: withCopies(o.Remotes, winner)}
 	if !slices.Contains(wl.Status.NominatedClusterNames, winner) {
+		// The pass that made the copies had its nomination refused for a
+		// conflict, and with it the event: this one reports them.
 		nominated := append(slices.Clone(wl.Status.NominatedClusterNames), winner)
 		slices.Sort(nominated)
 		p.Status = &StatusChange{State: kueue.CheckStatePending, Message: o.Check.Message, Nominated: nominated}
+		p.Events = nominationEvents(o, nominatedNow(o))
 		p.RequeueAfter = time.Second
 		return p
 	}
@@ -186,11 +189,8 @@ func planNominate(o Observed) Plan {
 	// Kueue keeps nominatedClusterNames sorted by name.
 	sorted := slices.Sorted(slices.Values(nominated))
 	var events []Event
-	changed := !slices.Equal(o.Workload.Status.NominatedClusterNames, sorted)
-	if changed {
-		events = append(events, Event{Type: "Normal", Reason: courier.EventNominated,
-			Message: truncate(fmt.Sprintf("Copied the workload to %s.%s", strings.Join(nominated, ", "), why), maxNoteLength)})
-		events = append(events, placementErrors(o)...)
+	if !slices.Equal(o.Workload.Status.NominatedClusterNames, sorted) {
+		events = nominationEvents(o, nominated)
 	}
 	p := pending(o, "Waiting for a nominated worker to admit the workload."+why, sorted, events...)
 	p.Delete, p.Create = remove, create
@@ -232,6 +232,18 @@ func recheckIn(o Observed, nominated, create []string) time.Duration {
 // Kueue admitted: a nomination made on one is looked at again once they
 // have caught up, and widened to a worker with room, not a round later.
 const nominationRecheck = 2 * time.Second
+
+// nominationEvents report a nomination that changed: the workers that got
+// a copy, why, and the clusters the policy's CEL failed on.
+func nominationEvents(o Observed, clusters []string) []Event {
+	why := ""
+	if o.Decision != nil {
+		why = " " + o.Decision.Message
+	}
+	return append([]Event{{Type: "Normal", Reason: courier.EventNominated,
+		Message: truncate(fmt.Sprintf("Copied the workload to %s.%s", strings.Join(clusters, ", "), why), maxNoteLength)}},
+		placementErrors(o)...)
+}
 
 // placementErrors are the events for the clusters the policy's CEL failed
 // on.
