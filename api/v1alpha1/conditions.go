@@ -130,7 +130,9 @@ const (
 	// recorded, then the job created there; the check is Ready.
 	EventDispatched = "Dispatched"
 	// EventFinished: the worker finished the workload; its final job
-	// status was mirrored first.
+	// status was mirrored first. When the manager's Kueue finished the
+	// Workload first, from that status, the event also says that its
+	// copies were removed, and no RemoteDeleted follows.
 	EventFinished = "Finished"
 	// EventRemoteEvicted: the worker evicted the workload or its copy
 	// vanished; the check goes Retry.

@@ -189,6 +189,9 @@ type Plan struct {
 	Status *StatusChange
 	// Events are recorded after the status write.
 	Events []Event
+	// RemovedAs, if set, reports copies that go in this pass instead of a
+	// RemoteDeleted event: the finish Kueue wrote before Courier said it.
+	RemovedAs *Event
 	// RequeueAfter asks for another look at this time, if set.
 	RequeueAfter time.Duration
 }

@@ -33,8 +33,23 @@ func planFinished(o Observed) Plan {
 	if o.HasCheck && o.Check.State == kueue.CheckStatePending {
 		p.Status = &StatusChange{State: kueue.CheckStateReady, Message: "The workload finished.", ClusterName: wl.Status.ClusterName}
 	}
+	if placed != "" && o.HasCheck && o.Check.Message != finishedOn(placed) {
+		// Kueue finished the Workload from the job's mirrored final status
+		// before Courier's own pass did (whose check message says so):
+		// the copies' removal reports the finish, once.
+		msg := finishedOn(placed)
+		if fin := findCondition(wl.Status.Conditions, kueue.WorkloadFinished); fin != nil && fin.Message != "" {
+			// The removal follows in the same event: end Kueue's message.
+			msg += " " + strings.TrimSuffix(fin.Message, ".") + "."
+		}
+		p.RemovedAs = &Event{Type: "Normal", Reason: courier.EventFinished, Message: msg}
+	}
 	return p
 }
+
+// finishedOn is the check message, and the start of the Finished event,
+// of a Workload that finished on worker c.
+func finishedOn(c string) string { return fmt.Sprintf("The workload finished on worker %q.", c) }
 
 // planEnded: the manager evicted or deactivated the Workload, released its
 // quota, or deleted its job. Every copy Courier can reach goes; those on a
@@ -132,7 +147,7 @@ func planPlaced(o Observed, c string) Plan {
 		if !r.FinalMirrored {
 			p.FinalSync, p.FinalFrom = c, r.finishedCopy()
 		}
-		msg := fmt.Sprintf("The workload finished on worker %q.", c)
+		msg := finishedOn(c)
 		p.Status = &StatusChange{
 			State: kueue.CheckStateReady, Message: msg, ClusterName: &c,
 			Finished: &metav1.Condition{Type: kueue.WorkloadFinished, Status: metav1.ConditionTrue, Reason: fin.Reason, Message: fin.Message},

@@ -538,17 +538,24 @@ func TestPlanEnds(t *testing.T) {
 		o    Observed
 		want Plan
 	}{
-		"finished, the final status already on the manager: the copies go": {
+		"finished by Courier, which said so: the copies go": {
+			o: Observed{Workload: local().ClusterName("a").Condition(kueue.WorkloadFinished, metav1.ConditionTrue, "Succeeded", t0).Obj(),
+				Check:     kueue.AdmissionCheckState{Name: check, State: kueue.CheckStateReady, Message: `The workload finished on worker "a".`},
+				Placement: &Placement{Cluster: "a"}, Health: connected,
+				Remotes: map[string]Remote{"a": {HasJob: true, JobMirrored: true, Workload: copyOf().Obj()}, "b": {Workload: copyOf().Obj()}}},
+			want: Plan{Delete: []string{"a", "b"}},
+		},
+		"finished by the manager's Kueue from the mirrored final status: the copies go, their removal reports the finish": {
 			o: Observed{Workload: local().ClusterName("a").Condition(kueue.WorkloadFinished, metav1.ConditionTrue, "Succeeded", t0).Obj(),
 				Check: readyCheck, Placement: &Placement{Cluster: "a"}, Health: connected,
 				Remotes: map[string]Remote{"a": {HasJob: true, JobMirrored: true, Workload: copyOf().Obj()}, "b": {Workload: copyOf().Obj()}}},
-			want: Plan{Delete: []string{"a", "b"}},
+			want: Plan{Delete: []string{"a", "b"}, RemovedAs: &Event{Type: "Normal", Reason: "Finished", Message: `The workload finished on worker "a". Succeeded.`}},
 		},
 		"finished by the manager's Kueue before the final status arrived: mirror it, then the copies go": {
 			o: Observed{Workload: local().ClusterName("a").Condition(kueue.WorkloadFinished, metav1.ConditionTrue, "Succeeded", t0).Obj(),
 				Check: readyCheck, Placement: &Placement{Cluster: "a"}, Health: connected,
 				Remotes: map[string]Remote{"a": {HasJob: true, Workload: copyOf().Obj()}}},
-			want: Plan{FinalSync: "a", Delete: []string{"a"}},
+			want: Plan{FinalSync: "a", Delete: []string{"a"}, RemovedAs: &Event{Type: "Normal", Reason: "Finished", Message: `The workload finished on worker "a". Succeeded.`}},
 		},
 		"finished before the check turned Ready: the check is not left Pending": {
 			o: Observed{Workload: local().Nominated("a").Condition(kueue.WorkloadFinished, metav1.ConditionTrue, "Succeeded", t0).Obj(),

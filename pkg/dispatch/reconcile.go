@@ -199,7 +199,13 @@ func (r *Reconciler) act(ctx context.Context, wl *kueue.Workload, check kueue.Ad
 	}
 	if len(deleted) > 0 {
 		removal := fmt.Sprintf("Removed the workload's copies from %s.", strings.Join(deleted, ", "))
-		events, acted = withRemoval(events, removal), withRemoval(acted, removal)
+		if p.RemovedAs != nil {
+			ev := *p.RemovedAs
+			ev.Message += " " + removal
+			events, acted = append(events, ev), append(acted, ev)
+		} else {
+			events, acted = withRemoval(events, removal), withRemoval(acted, removal)
+		}
 	}
 	if len(errs) > 0 {
 		r.record(wl, events)
