@@ -47,6 +47,13 @@ func planFinished(o Observed) Plan {
 	return p
 }
 
+// leaving reports whether a worker's Workload copy is going, or no longer
+// holds its quota there: evicted, not reserving quota, or being deleted.
+func leaving(wl *kueue.Workload) bool {
+	ev := findCondition(wl.Status.Conditions, kueue.WorkloadEvicted)
+	return wl.DeletionTimestamp != nil || (ev != nil && ev.Status == metav1.ConditionTrue) || !isTrue(wl.Status.Conditions, kueue.WorkloadQuotaReserved)
+}
+
 // finishedOn is the check message, and the start of the Finished event,
 // of a Workload that finished on worker c.
 func finishedOn(c string) string { return fmt.Sprintf("The workload finished on worker %q.", c) }
@@ -84,7 +91,8 @@ func copiesGone(o Observed, c string) bool {
 // job status is on the manager. Changes made on the manager since dispatch
 // are forwarded, and hand edits on c set back, where c's API allows; the
 // rest is reported on the manager's job. It goes Retry when c evicts the workload or
-// loses its copy, or when c has been lost for workerLostTimeout. A job that
+// loses its copy before the job ended there, or when c has been lost for
+// workerLostTimeout. A job that
 // changed after dispatch, or whose AdmissionCheck is gone, is reported on,
 // never stopped.
 func planPlaced(o Observed, c string) Plan {
@@ -129,6 +137,13 @@ func planPlaced(o Observed, c string) Plan {
 		return retry(courier.EventRemoteEvicted, fmt.Sprintf("The workload's copy on worker %q is gone; dispatching the workload again.", c))
 	default:
 		fin = findCondition(r.Workload.Status.Conditions, kueue.WorkloadFinished)
+		if (fin == nil || fin.Status != metav1.ConditionTrue) && r.HasJob && r.JobOutcome.Finished && leaving(r.Workload) {
+			// The job ended before the worker's Kueue finished its
+			// Workload: an eviction that lands meanwhile (a deactivation,
+			// a preemption) must not run it again elsewhere. Otherwise the
+			// worker's Finished, with its reason, is awaited.
+			fin = outcomeCondition(r.JobOutcome)
+		}
 	}
 	if fin != nil && fin.Status == metav1.ConditionTrue {
 		if fin.Reason == kueue.WorkloadFinishedReasonOutOfSync {
@@ -161,8 +176,8 @@ func planPlaced(o Observed, c string) Plan {
 	if r.Workload.DeletionTimestamp != nil {
 		return retry(courier.EventRemoteEvicted, fmt.Sprintf("The workload's copy on worker %q is being deleted; dispatching the workload again.", c))
 	}
-	if ev := findCondition(r.Workload.Status.Conditions, kueue.WorkloadEvicted); (ev != nil && ev.Status == metav1.ConditionTrue) ||
-		!isTrue(r.Workload.Status.Conditions, kueue.WorkloadQuotaReserved) {
+	if leaving(r.Workload) {
+		ev := findCondition(r.Workload.Status.Conditions, kueue.WorkloadEvicted)
 		why := "it lost its quota reservation"
 		if ev != nil && ev.Status == metav1.ConditionTrue {
 			why = fmt.Sprintf("%s: %s", ev.Reason, ev.Message)

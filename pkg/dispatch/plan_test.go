@@ -133,6 +133,19 @@ func TestPlanPlaced(t *testing.T) {
 					Condition(kueue.WorkloadEvicted, metav1.ConditionTrue, "Preempted", t0).Obj()}}},
 			want: retry("RemoteEvicted", `Worker "a" evicted the workload (Preempted: Preempted); dispatching the workload again.`),
 		},
+		// Seen in a soak: the worker deactivated the Workload after its job
+		// had ended but before its Kueue finished the Workload.
+		"the worker evicted it after the job ended: finished, not dispatched again": {
+			o: Observed{Workload: placed().Obj(), Check: readyCheck, Placement: &Placement{Cluster: "a"}, Health: connected,
+				Remotes: map[string]Remote{"a": {HasJob: true, JobMirrored: true, JobOutcome: adapter.Outcome{Finished: true, Message: "done"},
+					Workload: copyOf().Admit(t0).Condition(kueue.WorkloadEvicted, metav1.ConditionTrue, "Deactivated", t0).Obj()}}},
+			want: Plan{
+				FinalSync: "a",
+				Status: &StatusChange{State: kueue.CheckStateReady, ClusterName: ptr.To("a"), Message: `The workload finished on worker "a".`,
+					Finished: &metav1.Condition{Type: kueue.WorkloadFinished, Status: metav1.ConditionTrue, Reason: "Succeeded", Message: "done"}},
+				Events: []Event{{Type: "Normal", Reason: "Finished", Message: `The workload finished on worker "a". done`}},
+			},
+		},
 		"the worker refused the job before it ran, its copies removed: the placement goes, not through Kueue's requeue": {
 			o: Observed{Workload: local().Nominated("a").Obj(), Check: pendingCheck, Placement: &Placement{Cluster: "a"}, Health: connected,
 				PlacedRefusal: "holds a TrainJob Courier did not create", Remotes: map[string]Remote{}},
