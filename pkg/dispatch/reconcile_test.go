@@ -268,9 +268,16 @@ func kueueWroteFirst(ctx context.Context, c client.Client, obj client.Object) er
 
 func expectJobOn(t *testing.T, worker client.Client, want bool) {
 	t.Helper()
-	err := worker.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "tj"}, &trainer.TrainJob{})
+	expectOn(t, worker, &trainer.TrainJob{}, "tj", want)
+}
+
+// expectOn asserts whether worker holds an object of obj's kind named
+// name in the test namespace.
+func expectOn(t *testing.T, worker client.Client, obj client.Object, name string, want bool) {
+	t.Helper()
+	err := worker.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, obj)
 	if got := err == nil; got != want {
-		t.Errorf("TrainJob on the worker: %v, want %v (err: %v)", got, want, err)
+		t.Errorf("%T %s on the worker: %v, want %v (err: %v)", obj, name, got, want, err)
 	}
 }
 

@@ -155,7 +155,7 @@ func TestARefusedNominationKeepsItsCopy(t *testing.T) {
 	if !refused {
 		t.Fatal("the nomination was not written")
 	}
-	expectCopy(t, w1, true)
+	expectOn(t, w1, &kueue.Workload{}, "trainjob-tj", true)
 	// w1's Kueue reserves quota for the copy; its ClusterQueue shows the
 	// usage before the informer of Workloads shows the copy admitted.
 	cqs := &kueue.ClusterQueueList{}
@@ -170,21 +170,13 @@ func TestARefusedNominationKeepsItsCopy(t *testing.T) {
 	}
 
 	reconcileOnce(t, r)
-	expectCopy(t, w1, true)
-	expectCopy(t, w2, false)
+	expectOn(t, w1, &kueue.Workload{}, "trainjob-tj", true)
+	expectOn(t, w2, &kueue.Workload{}, "trainjob-tj", false)
 	got := &kueue.Workload{}
 	if err := manager.Get(context.Background(), client.ObjectKeyFromObject(wl), got); err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff([]string{"w1"}, got.Status.NominatedClusterNames); diff != "" {
 		t.Errorf("nominated clusters (-want +got):\n%s", diff)
-	}
-}
-
-func expectCopy(t *testing.T, worker client.Client, want bool) {
-	t.Helper()
-	err := worker.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "trainjob-tj"}, &kueue.Workload{})
-	if got := err == nil; got != want {
-		t.Errorf("Workload copy there: %v, want %v (%v)", got, want, err)
 	}
 }
