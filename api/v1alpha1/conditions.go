@@ -131,8 +131,9 @@ const (
 	EventDispatched = "Dispatched"
 	// EventFinished: the worker finished the workload; its final job
 	// status was mirrored first. When the manager's Kueue finished the
-	// Workload first, from that status, the event also says that its
-	// copies were removed, and no RemoteDeleted follows.
+	// Workload first, from that status, the event also says that the
+	// placed worker's copies were removed, and no RemoteDeleted reports
+	// them.
 	EventFinished = "Finished"
 	// EventRemoteEvicted: the worker evicted the workload or its copy
 	// vanished; the check goes Retry.

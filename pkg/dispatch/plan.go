@@ -189,9 +189,11 @@ type Plan struct {
 	Status *StatusChange
 	// Events are recorded after the status write.
 	Events []Event
-	// RemovedAs, if set, reports copies that go in this pass instead of a
-	// RemoteDeleted event: the finish Kueue wrote before Courier said it.
-	RemovedAs *Event
+	// RemovedAs, if set, reports the removal of worker RemovedFrom's copies
+	// instead of a RemoteDeleted event: the finish Kueue wrote before
+	// Courier said it, once, with the pass that removes the placed copies.
+	RemovedAs   *Event
+	RemovedFrom string
 	// RequeueAfter asks for another look at this time, if set.
 	RequeueAfter time.Duration
 }

@@ -33,7 +33,7 @@ func planFinished(o Observed) Plan {
 	if o.HasCheck && o.Check.State == kueue.CheckStatePending {
 		p.Status = &StatusChange{State: kueue.CheckStateReady, Message: "The workload finished.", ClusterName: wl.Status.ClusterName}
 	}
-	if placed != "" && o.HasCheck && o.Check.Message != finishedOn(placed) {
+	if placed != "" && o.HasCheck && o.Check.Message != finishedOn(placed) && slices.Contains(p.Delete, placed) {
 		// Kueue finished the Workload from the job's mirrored final status
 		// before Courier's own pass did (whose check message says so):
 		// the copies' removal reports the finish, once.
@@ -42,7 +42,7 @@ func planFinished(o Observed) Plan {
 			// The removal follows in the same event: end Kueue's message.
 			msg += " " + strings.TrimSuffix(fin.Message, ".") + "."
 		}
-		p.RemovedAs = &Event{Type: "Normal", Reason: courier.EventFinished, Message: msg}
+		p.RemovedAs, p.RemovedFrom = &Event{Type: "Normal", Reason: courier.EventFinished, Message: msg}, placed
 	}
 	return p
 }

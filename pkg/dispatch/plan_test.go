@@ -562,13 +562,19 @@ func TestPlanEnds(t *testing.T) {
 			o: Observed{Workload: local().ClusterName("a").Condition(kueue.WorkloadFinished, metav1.ConditionTrue, "Succeeded", t0).Obj(),
 				Check: readyCheck, Placement: &Placement{Cluster: "a"}, Health: connected,
 				Remotes: map[string]Remote{"a": {HasJob: true, JobMirrored: true, Workload: copyOf().Obj()}, "b": {Workload: copyOf().Obj()}}},
-			want: Plan{Delete: []string{"a", "b"}, RemovedAs: &Event{Type: "Normal", Reason: "Finished", Message: `The workload finished on worker "a". Succeeded.`}},
+			want: Plan{Delete: []string{"a", "b"}, RemovedAs: &Event{Type: "Normal", Reason: "Finished", Message: `The workload finished on worker "a". Succeeded.`}, RemovedFrom: "a"},
 		},
 		"finished by the manager's Kueue before the final status arrived: mirror it, then the copies go": {
 			o: Observed{Workload: local().ClusterName("a").Condition(kueue.WorkloadFinished, metav1.ConditionTrue, "Succeeded", t0).Obj(),
 				Check: readyCheck, Placement: &Placement{Cluster: "a"}, Health: connected,
 				Remotes: map[string]Remote{"a": {HasJob: true, Workload: copyOf().Obj()}}},
-			want: Plan{FinalSync: "a", Delete: []string{"a"}, RemovedAs: &Event{Type: "Normal", Reason: "Finished", Message: `The workload finished on worker "a". Succeeded.`}},
+			want: Plan{FinalSync: "a", Delete: []string{"a"}, RemovedAs: &Event{Type: "Normal", Reason: "Finished", Message: `The workload finished on worker "a". Succeeded.`}, RemovedFrom: "a"},
+		},
+		"finished by the manager's Kueue, the placed worker's copies gone already: the others' removal is not the finish": {
+			o: Observed{Workload: local().ClusterName("a").Condition(kueue.WorkloadFinished, metav1.ConditionTrue, "Succeeded", t0).Obj(),
+				Check: readyCheck, Placement: &Placement{Cluster: "a"}, Health: connected,
+				Remotes: map[string]Remote{"b": {Workload: copyOf().Obj()}}},
+			want: Plan{Delete: []string{"b"}},
 		},
 		"finished before the check turned Ready: the check is not left Pending": {
 			o: Observed{Workload: local().Nominated("a").Condition(kueue.WorkloadFinished, metav1.ConditionTrue, "Succeeded", t0).Obj(),

@@ -199,7 +199,7 @@ func (r *Reconciler) act(ctx context.Context, wl *kueue.Workload, check kueue.Ad
 	}
 	if len(deleted) > 0 {
 		removal := fmt.Sprintf("Removed the workload's copies from %s.", strings.Join(deleted, ", "))
-		if p.RemovedAs != nil {
+		if p.RemovedAs != nil && slices.Contains(deleted, p.RemovedFrom) {
 			ev := *p.RemovedAs
 			ev.Message += " " + removal
 			events, acted = append(events, ev), append(acted, ev)

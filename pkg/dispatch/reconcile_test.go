@@ -619,3 +619,38 @@ func TestAFinishKueueWroteIsReportedOnce(t *testing.T) {
 		t.Errorf("events (-want +got):\n%s", diff)
 	}
 }
+
+// When the placed worker's copies go in a later pass than a leftover copy
+// elsewhere (its delete refused once), the finish is still reported once,
+// with the placed copies' removal.
+func TestAFinishKueueWroteIsReportedWithThePlacedCopies(t *testing.T) {
+	finished, _, complete, wl, _ := finishedOnW1()
+	wl.Status.Conditions = append(wl.Status.Conditions, metav1.Condition{Type: kueue.WorkloadFinished, Status: metav1.ConditionTrue,
+		Reason: kueue.WorkloadFinishedReasonSucceeded, Message: "Job finished successfully", LastTransitionTime: metav1.NewTime(t0)})
+	manager := fakeClient(interceptor.Funcs{}, managerObjects(wl, complete.Obj())...)
+	refused := false
+	w1 := fakeClient(interceptor.Funcs{Delete: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.DeleteOption) error {
+		if !refused {
+			refused = true
+			return apierrors.NewConflict(kueue.Resource("workloads"), obj.GetName(), errors.New("changed meanwhile"))
+		}
+		return c.Delete(ctx, obj, opts...)
+	}}, workloadCopy(finished()), jobCopy(t, complete))
+	w2 := fakeClient(interceptor.Funcs{}, workloadCopy(remoteCopy()))
+	r := newReconciler(manager, fakeRemotes{"w1": newWorker("w1", w1, w1), "w2": newWorker("w2", w2, w2)})
+
+	for range 3 {
+		reconcileOnce(t, r)
+	}
+	var got []string
+	for recorded := r.recorder.(*events.FakeRecorder).Events; len(recorded) > 0; {
+		got = append(got, <-recorded)
+	}
+	want := []string{
+		`Normal RemoteDeleted Removed the workload's copies from w2.`,
+		`Normal Finished The workload finished on worker "w1". Job finished successfully. Removed the workload's copies from w1.`,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("events (-want +got):\n%s", diff)
+	}
+}
