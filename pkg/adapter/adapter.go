@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"slices"
 
-	jsonpatch "github.com/evanphx/json-patch/v5"
 	"maps"
 	"strings"
 
@@ -348,41 +347,7 @@ func (k *kindAdapter) StatusPatch(local, remote *unstructured.Unstructured) ([]b
 			delete(desired, f)
 		}
 	}
-	patch, err := statusMergePatch(localStatus, desired)
-	if patch == nil || err != nil {
-		return patch, err
-	}
-	return withActivityCleared(patch, desired, k.activity)
-}
-
-// withActivityCleared adds to a status patch an explicit null for each
-// activity field the desired status lacks. local may come from a cache that
-// has not yet seen Courier's last mirror: a field written then, absent from
-// local, would otherwise stay on the API server, and a finished job that
-// still counts active pods is one the server refuses (batch Job's status
-// validation), so its final status could not land.
-func withActivityCleared(patch []byte, desired map[string]any, activity []string) ([]byte, error) {
-	var gone []string
-	for _, f := range activity {
-		if _, ok := desired[f]; !ok {
-			gone = append(gone, f)
-		}
-	}
-	if len(gone) == 0 {
-		return patch, nil
-	}
-	var p map[string]map[string]any
-	if err := json.Unmarshal(patch, &p); err != nil {
-		return nil, fmt.Errorf("decoding status patch: %w", err)
-	}
-	if p["status"] == nil {
-		// The patch removes the whole status; nothing is left to clear.
-		return patch, nil
-	}
-	for _, f := range gone {
-		p["status"][f] = nil
-	}
-	return json.Marshal(p)
+	return statusMergePatch(localStatus, desired, k.activity)
 }
 
 // Conditions that end a job, in the spellings of the common job kinds:
@@ -426,7 +391,7 @@ func (k *kindAdapter) ClearActivityPatch(local *unstructured.Unstructured) ([]by
 	for _, f := range k.activity {
 		delete(desired, f)
 	}
-	return statusMergePatch(status, desired)
+	return statusMergePatch(status, desired, nil)
 }
 
 // nestedMapNoCopy is the map at fields in obj, or nil, shared with obj:
@@ -441,25 +406,66 @@ func nestedMapNoCopy(obj map[string]any, fields ...string) map[string]any {
 // statusMergePatch returns the JSON merge patch that turns status from into
 // to, or nil if they are equal. An empty status is removed rather than left
 // as {}: CRDs such as Trainer's require a status to have a field.
-func statusMergePatch(from, to map[string]any) ([]byte, error) {
+//
+// Each field of clear that to lacks is set to null even if from lacks it
+// too. from may come from a cache that has not yet seen Courier's last
+// mirror: an activity field written then, absent from from, would
+// otherwise stay on the API server, and a finished job that still counts
+// active pods is one the server refuses (batch Job's status validation),
+// so its final status could not land.
+func statusMergePatch(from, to map[string]any, clear []string) ([]byte, error) {
 	if equality.Semantic.DeepEqual(from, to) || (len(from) == 0 && len(to) == 0) {
 		return nil, nil
 	}
-	before, err := json.Marshal(map[string]any{"status": from})
-	if err != nil {
-		return nil, fmt.Errorf("encoding status: %w", err)
-	}
-	after := []byte("{}")
+	var status any // null: the status goes
 	if len(to) > 0 {
-		if after, err = json.Marshal(map[string]any{"status": to}); err != nil {
-			return nil, fmt.Errorf("encoding status: %w", err)
+		diff := mergeDiff(from, to)
+		for _, f := range clear {
+			if _, ok := to[f]; !ok {
+				diff[f] = nil
+			}
 		}
+		if len(diff) == 0 {
+			return nil, nil
+		}
+		status = diff
 	}
-	patch, err := jsonpatch.CreateMergePatch(before, after)
+	patch, err := json.Marshal(map[string]any{"status": status})
 	if err != nil {
-		return nil, fmt.Errorf("computing status patch: %w", err)
+		return nil, fmt.Errorf("encoding status patch: %w", err)
 	}
 	return patch, nil
+}
+
+// mergeDiff is the JSON merge patch (RFC 7386) that turns from into to,
+// as a map: what differs, objects compared field by field, lists and
+// values replaced whole, fields from has and to lacks set to null. Built
+// from the maps, not by encoding both and diffing the encodings.
+func mergeDiff(from, to map[string]any) map[string]any {
+	diff := map[string]any{}
+	for f, v := range to {
+		old, ok := from[f]
+		if !ok {
+			diff[f] = v
+			continue
+		}
+		om, oldIsMap := old.(map[string]any)
+		vm, newIsMap := v.(map[string]any)
+		switch {
+		case oldIsMap && newIsMap:
+			if d := mergeDiff(om, vm); len(d) > 0 {
+				diff[f] = d
+			}
+		case !equality.Semantic.DeepEqual(old, v):
+			diff[f] = v
+		}
+	}
+	for f := range from {
+		if _, ok := to[f]; !ok {
+			diff[f] = nil
+		}
+	}
+	return diff
 }
 
 // WorkloadName returns the prebuilt Workload a worker copy belongs to.

@@ -29,7 +29,7 @@ import (
 // lost. A change without a State leaves the check alone: the Workload no
 // longer carries one Courier can write.
 func (r *Reconciler) writeStatus(ctx context.Context, wl *kueue.Workload, check kueue.AdmissionCheckReference, s *StatusChange) error {
-	before := wl.DeepCopy()
+	version := wl.ResourceVersion
 	now := metav1.NewTime(r.now())
 	if s.State != "" {
 		state := findCheck(wl, check)
@@ -48,11 +48,15 @@ func (r *Reconciler) writeStatus(ctx context.Context, wl *kueue.Workload, check 
 		cond.ObservedGeneration, cond.LastTransitionTime = wl.Generation, now
 		meta.SetStatusCondition(&wl.Status.Conditions, cond)
 	}
-	if err := r.client.Status().Patch(ctx, wl, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
-		r.noteConflict(wl, before.ResourceVersion, err)
+	patch, err := statusPatch(wl, s.State != "", s.Finished != nil)
+	if err != nil {
+		return err
+	}
+	if err := r.client.Status().Patch(ctx, wl, patch); err != nil {
+		r.noteConflict(wl, version, err)
 		return fmt.Errorf("patching Workload status: %w", err)
 	}
-	r.written.note(wl.UID, before.ResourceVersion, r.now())
+	r.written.note(wl.UID, version, r.now())
 	return nil
 }
 
@@ -61,7 +65,7 @@ func (r *Reconciler) writeStatus(ctx context.Context, wl *kueue.Workload, check 
 // made on an out-of-date Workload, which may not know of a placement made
 // a moment ago, is refused and made again.
 func (r *Reconciler) writePlacement(ctx context.Context, wl *kueue.Workload, p *Placement) error {
-	before := wl.DeepCopy()
+	version := wl.ResourceVersion
 	annotations := maps.Clone(wl.Annotations)
 	if p == nil {
 		delete(annotations, courier.PlacementAnnotation)
@@ -76,11 +80,15 @@ func (r *Reconciler) writePlacement(ctx context.Context, wl *kueue.Workload, p *
 		annotations[courier.PlacementAnnotation] = string(data)
 	}
 	wl.Annotations = annotations
-	if err := r.client.Patch(ctx, wl, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
-		r.noteConflict(wl, before.ResourceVersion, err)
+	patch, err := placementPatch(wl)
+	if err != nil {
+		return err
+	}
+	if err := r.client.Patch(ctx, wl, patch); err != nil {
+		r.noteConflict(wl, version, err)
 		return fmt.Errorf("recording the placement: %w", err)
 	}
-	r.written.note(wl.UID, before.ResourceVersion, r.now())
+	r.written.note(wl.UID, version, r.now())
 	if p != nil {
 		ctrl.LoggerFrom(ctx).V(2).Info("Placing workload", "cluster", p.Cluster, "evictions", p.Evictions)
 		metrics.Placed(p.Cluster)
