@@ -295,8 +295,8 @@ func objectFor(opts *Options, gvk schema.GroupVersionKind) client.Object {
 }
 
 // changeHandler forwards an informer's events, tombstones unwrapped.
-func changeHandler(cluster string, onChange func(string, client.Object, client.Object)) toolscache.ResourceEventHandler {
-	forward := func(old, obj any) {
+func changeHandler(cluster string, onChange func(string, client.Object, client.Object, bool)) toolscache.ResourceEventHandler {
+	forward := func(old, obj any, deleted bool) {
 		if tomb, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
 			obj = tomb.Obj
 		}
@@ -305,11 +305,11 @@ func changeHandler(cluster string, onChange func(string, client.Object, client.O
 			return
 		}
 		before, _ := old.(client.Object)
-		onChange(cluster, before, o)
+		onChange(cluster, before, o, deleted)
 	}
 	return toolscache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj any) { forward(nil, obj) },
-		UpdateFunc: forward,
-		DeleteFunc: func(obj any) { forward(nil, obj) },
+		AddFunc:    func(obj any) { forward(nil, obj, false) },
+		UpdateFunc: func(old, obj any) { forward(old, obj, false) },
+		DeleteFunc: func(obj any) { forward(nil, obj, true) },
 	}
 }

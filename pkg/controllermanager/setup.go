@@ -56,8 +56,10 @@ func Setup(mgr ctrl.Manager, cfg *configv1alpha1.Configuration) (*cluster.Cache,
 		Indexes:           dispatch.RemoteIndexes(),
 		// The cache and the dispatcher need each other; the cache calls this
 		// only once connections run, after both exist.
-		OnRemoteChange: func(cluster string, old, obj client.Object) { dispatcher.OnRemoteChange(cluster, old, obj) },
-		OnRoom:         func(cluster string) { dispatcher.OnRoom(cluster) },
+		OnRemoteChange: func(cluster string, old, obj client.Object, deleted bool) {
+			dispatcher.OnRemoteChange(cluster, old, obj, deleted)
+		},
+		OnRoom: func(cluster string) { dispatcher.OnRoom(cluster) },
 	})
 	dispatcher = dispatch.New(mgr.GetClient(), cache, mgr.GetEventRecorder("courier-dispatch"), dispatch.Options{
 		Origin:            cfg.Origin,

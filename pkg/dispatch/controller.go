@@ -146,12 +146,12 @@ func New(c client.Client, remotes Remotes, recorder events.EventRecorder, opts O
 
 // OnRemoteChange maps a worker's object to the manager Workload it belongs
 // to and queues that Workload, unless the change is one no plan reads (see
-// copyChangeMatters); old is the object before an update, nil otherwise.
-// It blocks while the queue is full, since dropping the event could lose a
-// status change, but not past shutdown.
-func (r *Reconciler) OnRemoteChange(_ string, old, obj client.Object) {
+// copyChangeMatters and finishedOnManager); old is the object before an
+// update, nil otherwise. It blocks while the queue is full, since dropping
+// the event could lose a status change, but not past shutdown.
+func (r *Reconciler) OnRemoteChange(_ string, old, obj client.Object, deleted bool) {
 	name := workloadOf(obj)
-	if name == "" || (old != nil && !copyChangeMatters(old, obj)) {
+	if name == "" || (old != nil && !copyChangeMatters(old, obj)) || (deleted && r.finishedOnManager(obj.GetNamespace(), name)) {
 		return
 	}
 	r.enqueue(remoteChange{

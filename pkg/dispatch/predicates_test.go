@@ -7,6 +7,7 @@ import (
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
@@ -183,6 +184,44 @@ func TestCopyChangeMattersForEveryCreationDeletionAndJob(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			if !copyChangeMatters(tc.old, tc.cur) {
 				t.Error("copyChangeMatters() = false, want true")
+			}
+		})
+	}
+}
+
+// A worker's change queues its manager Workload's pass, but for a copy
+// deleted once that Workload finished, which no plan acts on.
+func TestOnRemoteChangeQueues(t *testing.T) {
+	running := managerWl().Obj()
+	finished := managerWl().Condition(kueue.WorkloadFinished, metav1.ConditionTrue, kueue.WorkloadFinishedReasonSucceeded, t0).Obj()
+	copyNow := func() *kueue.Workload {
+		c := workloadCopy(remoteCopy())
+		c.ResourceVersion = "2"
+		c.Status.Conditions = append(c.Status.Conditions, metav1.Condition{Type: kueue.WorkloadFinished, Status: metav1.ConditionTrue})
+		return c
+	}
+	cases := map[string]struct {
+		manager *kueue.Workload
+		old     client.Object
+		deleted bool
+		want    int
+	}{
+		"a copy deleted, the Workload running":           {manager: running, deleted: true, want: 1},
+		"a copy deleted, the Workload finished":          {manager: finished, deleted: true},
+		"a copy deleted, the Workload gone":              {deleted: true, want: 1},
+		"a copy created, the Workload finished":          {manager: finished, want: 1},
+		"a copy's status changed, the Workload finished": {manager: finished, old: workloadCopy(remoteCopy()), want: 1},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			var objs []client.Object
+			if tc.manager != nil {
+				objs = append(objs, tc.manager)
+			}
+			r := newReconciler(fakeClient(interceptor.Funcs{}, objs...), fakeRemotes{})
+			r.OnRemoteChange("w1", tc.old, copyNow(), tc.deleted)
+			if got := len(r.remote); got != tc.want {
+				t.Errorf("queued %d passes, want %d", got, tc.want)
 			}
 		})
 	}

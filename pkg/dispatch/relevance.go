@@ -1,11 +1,13 @@
 package dispatch
 
 import (
+	"context"
 	"slices"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
@@ -70,4 +72,16 @@ func withoutTypes(conds []metav1.Condition, types []string) []metav1.Condition {
 		return conds
 	}
 	return slices.DeleteFunc(slices.Clone(conds), func(c metav1.Condition) bool { return slices.Contains(types, c.Type) })
+}
+
+// finishedOnManager reports whether the manager Workload is finished. A
+// copy gone after that changes no plan: a finished Workload's plan removes
+// the copies there are and mirrors the final status from the placed job
+// copy if it is there, and one gone leaves only less to do. Such deletions
+// (the copies Courier removed as the job finished, and their Workload
+// copies after them) were two passes per job that found nothing to do.
+func (r *Reconciler) finishedOnManager(namespace, name string) bool {
+	wl := &kueue.Workload{}
+	err := r.client.Get(context.Background(), types.NamespacedName{Namespace: namespace, Name: name}, wl)
+	return err == nil && isTrue(wl.Status.Conditions, kueue.WorkloadFinished)
 }
