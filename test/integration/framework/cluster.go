@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"syscall"
 	"time"
 
@@ -190,6 +191,12 @@ func (c *Cluster) start(ctx context.Context) error {
 	if err := c.StartAPIServer(ctx); err != nil {
 		return err
 	}
+	// An etcd that lost its port to another cluster's etcd exits at once,
+	// and the API server is then ready on the other's: two clusters with
+	// one store.
+	if c.etcd.exited() {
+		return fmt.Errorf("%s exited; see %s", c.etcd.name, c.etcd.logPath)
+	}
 	return c.kcm.start()
 }
 
@@ -285,22 +292,37 @@ func (c *Cluster) Kubeconfig(user string) ([]byte, error) {
 	return data, nil
 }
 
-// FreePorts returns n loopback ports free at the time of the call.
+// handedOut are the ports FreePorts returned in this process: a port
+// closed again is free, and the next call may get it back while the
+// cluster it went to has not bound it yet.
+var handedOut = struct {
+	sync.Mutex
+	ports map[int]bool
+}{ports: map[int]bool{}}
+
+// FreePorts returns n loopback ports free at the time of the call, none
+// returned before in this process.
 func FreePorts(n int) ([]int, error) {
+	handedOut.Lock()
+	defer handedOut.Unlock()
 	ports := make([]int, 0, n)
-	listeners := make([]net.Listener, 0, n)
+	listeners := []net.Listener{}
 	defer func() {
 		for _, l := range listeners {
 			_ = l.Close()
 		}
 	}()
-	for range n {
+	for len(ports) < n {
 		l, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			return nil, fmt.Errorf("finding a free port: %w", err)
 		}
+		// Held open until the end, so that it is not offered again here.
 		listeners = append(listeners, l)
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+		if port := l.Addr().(*net.TCPAddr).Port; !handedOut.ports[port] {
+			handedOut.ports[port] = true
+			ports = append(ports, port)
+		}
 	}
 	return ports, nil
 }
