@@ -4,9 +4,12 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
+	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
 	courier "github.com/courierdev/courier/api/v1alpha1"
@@ -62,4 +65,37 @@ func expectCheck(t *testing.T, manager client.Client, wl *kueue.Workload, state 
 	if c == nil || c.State != state || !strings.HasPrefix(c.Message, msg) {
 		t.Errorf("check = %+v, want %s with a message beginning %q", c, state, msg)
 	}
+}
+
+// Found by the soak (docs/soak.md, finding 18): w1's API server had just
+// come back, and its informer of jobs was still starting its watch again
+// when Courier created the job copy there; w1 then evicted the workload,
+// and the next passes, finding no job copy on w1, deleted the Workload copy
+// only and dispatched the job to w2 while w1 ran it. A job copy Courier
+// created moments ago counts until the informer shows it.
+func TestAJobCopyTheInformerHasNotShownHoldsTheJobBack(t *testing.T) {
+	wl := managerWl().Evicted("RemoteEvicted", 1).Nominated("w2").Check(check, kueue.CheckStatePending, "").
+		Annotation(courier.PlacementAnnotation, `{"cluster":"w1","evictions":0}`).Obj()
+	w1 := fakeClient(interceptor.Funcs{})
+	w2 := fakeClient(interceptor.Funcs{}, workloadCopy(remoteCopy().Admit(t0)))
+	manager := fakeClient(interceptor.Funcs{}, managerObjects(wl, trainJob().Obj())...)
+	r := newReconciler(manager, fakeRemotes{"w1": newWorker("w1", w1, w1), "w2": newWorker("w2", w2, w2)})
+	r.created.add("w1", trainer.TrainJobKind, wl.UID, "job-copy-uid", now.Add(-time.Second))
+
+	res, err := r.Reconcile(context.Background(), reconcile.Request{NamespacedName: client.ObjectKeyFromObject(wl)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	expectJobOn(t, w2, false)
+	expectCheck(t, manager, wl, kueue.CheckStatePending, `Removing the copies an earlier admission left on worker "w1"`)
+	if res.RequeueAfter == 0 || res.RequeueAfter > requeueSoon {
+		t.Errorf("RequeueAfter = %v, want at most %v: no event comes should the copy never show", res.RequeueAfter, requeueSoon)
+	}
+
+	// Never shown within createdTTL: it was not there to show, and the job
+	// is dispatched again.
+	r.now = func() time.Time { return now.Add(createdTTL) }
+	reconcileOnce(t, r)
+	reconcileOnce(t, r)
+	expectCheck(t, manager, wl, kueue.CheckStatePending, "Waiting for a nominated worker to admit the workload. Nominated")
 }

@@ -228,6 +228,19 @@ func (r *Reconciler) observe(ctx context.Context, wl *kueue.Workload, ref checkR
 	if c := livePlacement(o); c != "" {
 		o.PlacedRefusal = r.skips.reason(wl.UID, c, o.Now)
 	}
+	for name, rs := range o.Remotes {
+		if rs.unseenJob && name != livePlacement(o) {
+			// A job copy Courier created moments ago that the worker's
+			// informer has not shown yet (its watch starting again after
+			// the worker's API server came back, say) may be running, and
+			// no delete found it: it counts as an old copy until the
+			// informer shows it, which its event follows, or createdTTL.
+			// Found by the soak (docs/soak.md, finding 18).
+			rs.OldJob = true
+			o.Remotes[name] = rs
+			o.UnseenJob = true
+		}
+	}
 	if c := livePlacement(o); c != "" && o.Rejection == "" && job != nil {
 		if rs := o.Remotes[c]; rs.jobCopy != nil {
 			f, err := a.Forward(job, rs.jobCopy, adapter.Destination{Workload: wl.Name, Origin: r.opts.Origin, RuntimePatch: info.patches[c]})

@@ -44,6 +44,11 @@ type Observed struct {
 	// create it lately (a same-name object Courier does not own there, or
 	// the worker's refusal), if it did; empty otherwise, and after a restart.
 	PlacedRefusal string
+	// UnseenJob: a worker other than the placed one counts a job copy
+	// Courier created there moments ago as old (see observe); no event
+	// comes should the copy never show, so the Workload is looked at
+	// again soon.
+	UnseenJob bool
 	// Candidates are the clusters of the policy, in name order.
 	Candidates []Candidate
 	// Decision is the planner's choice among the candidates, for a
@@ -106,6 +111,9 @@ type Remote struct {
 	Forward *adapter.Forwarding
 	// jobCopy is the job copy as the informer has it.
 	jobCopy *unstructured.Unstructured
+	// unseenJob: Courier created a job copy there within createdTTL that
+	// the informer has not shown yet (see observe).
+	unseenJob bool
 }
 
 func (r Remote) holdsCopies() bool { return r.Workload != nil || r.HasJob || r.Stale || r.OldJob }

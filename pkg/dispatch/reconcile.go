@@ -69,6 +69,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		// A worker passed over may take the job once the while is over.
 		res.RequeueAfter = soonest(res.RequeueAfter, d)
 	}
+	if o.UnseenJob && err == nil {
+		res.RequeueAfter = soonest(res.RequeueAfter, requeueSoon)
+	}
 	return res, err
 }
 
