@@ -225,11 +225,12 @@ func (r *Reconciler) observe(ctx context.Context, wl *kueue.Workload, ref checkR
 		}
 		o.Remotes[name] = rs
 	}
-	if c := livePlacement(o); c != "" {
-		o.PlacedRefusal = r.skips.reason(wl.UID, c, o.Now)
+	live := livePlacement(o)
+	if live != "" {
+		o.PlacedRefusal = r.skips.reason(wl.UID, live, o.Now)
 	}
 	for name, rs := range o.Remotes {
-		if rs.unseenJob && name != livePlacement(o) {
+		if rs.unseenJob && name != live {
 			// A job copy Courier created moments ago that the worker's
 			// informer has not shown yet (its watch starting again after
 			// the worker's API server came back, say) may be running, and
@@ -241,7 +242,7 @@ func (r *Reconciler) observe(ctx context.Context, wl *kueue.Workload, ref checkR
 			o.UnseenJob = true
 		}
 	}
-	if c := livePlacement(o); c != "" && o.Rejection == "" && job != nil {
+	if c := live; c != "" && o.Rejection == "" && job != nil {
 		if rs := o.Remotes[c]; rs.jobCopy != nil {
 			f, err := a.Forward(job, rs.jobCopy, adapter.Destination{Workload: wl.Name, Origin: r.opts.Origin, RuntimePatch: info.patches[c]})
 			if err != nil && !errors.As(err, &rej) {

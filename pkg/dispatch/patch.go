@@ -54,16 +54,12 @@ func statusPatch(wl *kueue.Workload, checks, conditions bool) (client.Patch, err
 	}{guard{ResourceVersion: wl.ResourceVersion}, st})
 }
 
-// placementPatch is the merge patch that sets or removes the placement
-// record as wl holds it, on wl's resourceVersion.
-func placementPatch(wl *kueue.Workload) (client.Patch, error) {
-	var record *string
-	if v, ok := wl.Annotations[courier.PlacementAnnotation]; ok {
-		record = &v
-	}
+// placementPatch is the merge patch that sets the placement record, or
+// removes it when record is nil, on a Workload's resourceVersion version.
+func placementPatch(version string, record *string) (client.Patch, error) {
 	return encodePatch(struct {
 		Metadata guard `json:"metadata"`
-	}{guard{ResourceVersion: wl.ResourceVersion, Annotations: map[string]*string{courier.PlacementAnnotation: record}}})
+	}{guard{ResourceVersion: version, Annotations: map[string]*string{courier.PlacementAnnotation: record}}})
 }
 
 func encodePatch(v any) (client.Patch, error) {

@@ -65,12 +65,12 @@ func TestWorkloadPatches(t *testing.T) {
 			change: func(wl *kueue.Workload) {
 				wl.Annotations[courier.PlacementAnnotation] = `{"cluster":"a","evictions":0}`
 			},
-			patch: placementPatch,
+			patch: placementPatchOf,
 		},
 		"removes the placement record": {
 			before: base().Annotation("team", "x").Annotation(courier.PlacementAnnotation, `{"cluster":"a","evictions":0}`).Obj(),
 			change: func(wl *kueue.Workload) { delete(wl.Annotations, courier.PlacementAnnotation) },
-			patch:  placementPatch,
+			patch:  placementPatchOf,
 		},
 	}
 	for name, tc := range cases {
@@ -111,6 +111,15 @@ func TestWorkloadPatches(t *testing.T) {
 			}
 		})
 	}
+}
+
+// placementPatchOf is placementPatch for the record wl holds.
+func placementPatchOf(wl *kueue.Workload) (client.Patch, error) {
+	var record *string
+	if v, ok := wl.Annotations[courier.PlacementAnnotation]; ok {
+		record = &v
+	}
+	return placementPatch(wl.ResourceVersion, record)
 }
 
 // applyMergePatch returns obj's JSON with patch applied, or as it is.

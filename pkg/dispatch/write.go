@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"strconv"
 	"time"
@@ -15,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
@@ -66,21 +66,15 @@ func (r *Reconciler) writeStatus(ctx context.Context, wl *kueue.Workload, check 
 // a moment ago, is refused and made again.
 func (r *Reconciler) writePlacement(ctx context.Context, wl *kueue.Workload, p *Placement) error {
 	version := wl.ResourceVersion
-	annotations := maps.Clone(wl.Annotations)
-	if p == nil {
-		delete(annotations, courier.PlacementAnnotation)
-	} else {
+	var record *string // nil: the record goes
+	if p != nil {
 		data, err := json.Marshal(p)
 		if err != nil {
 			return fmt.Errorf("encoding placement: %w", err)
 		}
-		if annotations == nil {
-			annotations = map[string]string{}
-		}
-		annotations[courier.PlacementAnnotation] = string(data)
+		record = ptr.To(string(data))
 	}
-	wl.Annotations = annotations
-	patch, err := placementPatch(wl)
+	patch, err := placementPatch(version, record)
 	if err != nil {
 		return err
 	}
