@@ -80,13 +80,18 @@ func (r *Reconciler) deleteCopies(ctx context.Context, c, ns, name string, job j
 			// with its job copy; once it has, its finalizers may need help.
 			continue
 		}
+		u, _ := obj.(*unstructured.Unstructured)
+		a, isJob := r.adapters[obj.GetObjectKind().GroupVersionKind().GroupKind()]
+		if isJob && u != nil && obj.GetDeletionTimestamp() == nil {
+			if err := r.stopRunner(ctx, remote, a, u); err != nil {
+				return false, err
+			}
+		}
 		if err := r.release(ctx, remote, obj); err != nil {
 			return false, fmt.Errorf("deleting %s %s: %w", obj.GetObjectKind().GroupVersionKind().Kind, obj.GetName(), err)
 		}
-		if u, ok := obj.(*unstructured.Unstructured); ok {
-			if a, isJob := r.adapters[u.GroupVersionKind().GroupKind()]; isJob {
-				r.remnants.note(c, a, u, r.now())
-			}
+		if isJob && u != nil {
+			r.remnants.note(c, a, u, r.now())
 		}
 		if obj.GetDeletionTimestamp() == nil {
 			// Only a delete of its own counts; one under way, helped along

@@ -3,6 +3,7 @@ package dispatch
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/courierdev/courier/pkg/adapter"
@@ -126,6 +128,46 @@ func (r *Reconciler) remnantLeft(ctx context.Context, remote *cluster.Remote, ns
 			plural(rem.runner), plural(rem.runner)+"."+rem.runner.Group)}, nil
 	default:
 		return remnantState{}, fmt.Errorf("reading the %s of the deleted job copy: %w", rem.runner.Kind, err)
+	}
+}
+
+// stopRunner deletes in the foreground the dependent that runs the pods
+// of copy, a job copy Courier is about to delete in the background (see
+// adapter.Adapter.Runner). Left to the worker's garbage collector, which
+// deletes it once the copy is gone, it would go in the background too,
+// before its pods: Courier, which waits for it (remnantLeft), would
+// dispatch the job again while they still ran. Deleted in the foreground
+// first, it stays, marked deleted, until its pods are gone; the copy goes
+// a moment later, before its controller can make another. A finished
+// copy's pods are done; a worker that may not read or delete the runner
+// leaves it to its garbage collector, as before.
+func (r *Reconciler) stopRunner(ctx context.Context, remote *cluster.Remote, a adapter.Adapter, copy *unstructured.Unstructured) error {
+	gvk, ok := a.Runner()
+	if !ok || a.Outcome(copy).Finished {
+		return nil
+	}
+	runner := &metav1.PartialObjectMetadata{}
+	runner.SetGroupVersionKind(gvk)
+	err := remote.APIReader.Get(ctx, client.ObjectKeyFromObject(copy), runner)
+	if err == nil {
+		if !controlledBy(runner, copy.GetUID()) || slices.Contains(runner.GetFinalizers(), metav1.FinalizerDeleteDependents) {
+			return nil
+		}
+		uid := runner.GetUID()
+		err = remote.Client.Delete(ctx, runner, client.Preconditions{UID: &uid}, client.PropagationPolicy(metav1.DeletePropagationForeground))
+	}
+	switch {
+	case err == nil, apierrors.IsNotFound(err), apierrors.IsConflict(err), meta.IsNoMatchError(err):
+		// Deleted, none yet, or replaced since the read.
+		return nil
+	case apierrors.IsForbidden(err):
+		// Not an error: the copy must go all the same. Logged at the default
+		// level, as a deployment to fix.
+		ctrl.LoggerFrom(ctx).Info("Leaving a deleted job copy's runner to the worker's garbage collector: Courier may not delete it, and the job may be dispatched again while its pods stop",
+			"worker", remote.Name, "kind", gvk.Kind, "name", copy.GetName(), "grant", "delete on "+plural(gvk)+"."+gvk.Group+" (config/worker/rbac.yaml)")
+		return nil
+	default:
+		return fmt.Errorf("deleting the %s of job copy %s: %w", gvk.Kind, copy.GetName(), err)
 	}
 }
 

@@ -3,10 +3,12 @@ package dispatch
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -17,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"github.com/courierdev/courier/pkg/adapter"
+	trainertesting "github.com/courierdev/courier/pkg/testing/trainer"
 )
 
 func TestRemnantLeft(t *testing.T) {
@@ -117,5 +120,136 @@ func TestRemnantsSkipFinishedCopies(t *testing.T) {
 	r.note("w1", adapter.NewTrainJob(), copy, t0)
 	if _, ok := r.get(remnantKey{"w1", ns, "tj"}, t0); ok {
 		t.Errorf("a finished copy was remembered")
+	}
+}
+
+func TestStopRunner(t *testing.T) {
+	jobSets := schema.GroupResource{Group: "jobset.x-k8s.io", Resource: "jobsets"}
+	// answer is the JobSet named tj as the worker's API server has it, or
+	// the error it answers a read with.
+	type answer struct {
+		controller types.UID
+		finalizers []string
+		err        error
+	}
+	running := trainJob().Condition("Created", metav1.ConditionTrue, "JobsCreated")
+	complete := trainJob().Condition(trainer.TrainJobComplete, metav1.ConditionTrue, "JobsCompleted")
+	cases := map[string]struct {
+		copy        *trainertesting.TrainJobWrapper
+		answer      answer
+		deleteErr   error
+		wantReads   int
+		wantDeletes []string
+		wantErr     bool
+	}{
+		"a running copy's JobSet: deleted in the foreground, only if it is still the one read": {
+			copy: running, answer: answer{controller: "copy-uid"}, wantReads: 1,
+			wantDeletes: []string{"JobSet team-a/tj Foreground uid=js-uid"},
+		},
+		"a finished copy's pods are done: nothing read or deleted": {
+			copy: complete, answer: answer{controller: "copy-uid"},
+		},
+		"already deleting in the foreground: not deleted again": {
+			copy: running, answer: answer{controller: "copy-uid", finalizers: []string{metav1.FinalizerDeleteDependents}}, wantReads: 1,
+		},
+		"a JobSet of the name another owner controls: left alone": {
+			copy: running, answer: answer{controller: "someone-else"}, wantReads: 1,
+		},
+		"no JobSet yet": {
+			copy: running, answer: answer{err: apierrors.NewNotFound(jobSets, "tj")}, wantReads: 1,
+		},
+		"gone or replaced between the read and the delete": {
+			copy: running, answer: answer{controller: "copy-uid"}, deleteErr: apierrors.NewConflict(jobSets, "tj", errors.New("uid precondition")), wantReads: 1,
+			wantDeletes: []string{"JobSet team-a/tj Foreground uid=js-uid"},
+		},
+		"Courier may not delete JobSets: the copy goes all the same": {
+			copy: running, answer: answer{controller: "copy-uid"}, deleteErr: apierrors.NewForbidden(jobSets, "tj", errors.New("no rule")), wantReads: 1,
+			wantDeletes: []string{"JobSet team-a/tj Foreground uid=js-uid"},
+		},
+		"Courier may not read JobSets: the copy goes all the same": {
+			copy: running, answer: answer{err: apierrors.NewForbidden(jobSets, "tj", errors.New("no rule"))}, wantReads: 1,
+		},
+		"the worker cannot answer now: an error, and the copy stays for the next pass": {
+			copy: running, answer: answer{err: apierrors.NewServiceUnavailable("etcd is down")}, wantReads: 1, wantErr: true,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			reads := 0
+			var deletes []string
+			api := fakeClient(interceptor.Funcs{
+				Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+					reads++
+					if tc.answer.err != nil {
+						return tc.answer.err
+					}
+					obj.SetName(key.Name)
+					obj.SetNamespace(key.Namespace)
+					obj.SetUID("js-uid")
+					obj.SetOwnerReferences([]metav1.OwnerReference{{Kind: "TrainJob", Name: key.Name, UID: tc.answer.controller, Controller: ptr.To(true)}})
+					obj.SetFinalizers(tc.answer.finalizers)
+					return nil
+				},
+				Delete: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.DeleteOption) error {
+					o := (&client.DeleteOptions{}).ApplyOptions(opts)
+					deletes = append(deletes, fmt.Sprintf("%s %s/%s %s uid=%s", obj.GetObjectKind().GroupVersionKind().Kind,
+						obj.GetNamespace(), obj.GetName(), *o.PropagationPolicy, *o.Preconditions.UID))
+					return tc.deleteErr
+				},
+			})
+			r := New(fakeClient(interceptor.Funcs{}), fakeRemotes{}, nil, Options{})
+			copy := jobCopy(t, tc.copy)
+			copy.SetUID("copy-uid")
+			err := r.stopRunner(context.Background(), newWorker("w1", api, api), adapter.NewTrainJob(), copy)
+			if (err != nil) != tc.wantErr {
+				t.Fatalf("stopRunner() error = %v, want an error: %t", err, tc.wantErr)
+			}
+			if reads != tc.wantReads {
+				t.Errorf("reads of the worker = %d, want %d", reads, tc.wantReads)
+			}
+			if diff := cmp.Diff(tc.wantDeletes, deletes); diff != "" {
+				t.Errorf("deletes (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// Left to the worker's garbage collector, a running TrainJob copy's JobSet
+// would go in the background after the copy, before its pods (soak finding
+// 19): Courier deletes it, in the foreground, first.
+func TestARunningTrainJobCopyGoesAfterItsJobSet(t *testing.T) {
+	job := jobCopy(t, trainJob().Condition("Created", metav1.ConditionTrue, "JobsCreated"))
+	job.SetUID("job-copy-uid")
+	var deletes []string
+	w1 := fakeClient(interceptor.Funcs{
+		Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+			if obj.GetObjectKind().GroupVersionKind().Kind != "JobSet" {
+				return c.Get(ctx, key, obj, opts...)
+			}
+			obj.SetName(key.Name)
+			obj.SetNamespace(key.Namespace)
+			obj.SetUID("js-uid")
+			obj.SetOwnerReferences([]metav1.OwnerReference{{Kind: "TrainJob", Name: key.Name, UID: "job-copy-uid", Controller: ptr.To(true)}})
+			return nil
+		},
+		Delete: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.DeleteOption) error {
+			o := (&client.DeleteOptions{}).ApplyOptions(opts)
+			deletes = append(deletes, fmt.Sprintf("%s %s", obj.GetObjectKind().GroupVersionKind().Kind, *o.PropagationPolicy))
+			if obj.GetObjectKind().GroupVersionKind().Kind == "JobSet" {
+				return nil
+			}
+			return c.Delete(ctx, obj, opts...)
+		},
+	}, job)
+	r := newReconciler(fakeClient(interceptor.Funcs{}), fakeRemotes{"w1": newWorker("w1", w1, w1)})
+	gone, err := r.deleteCopies(context.Background(), "w1", ns, "trainjob-tj", jobInfo{adapter: adapter.NewTrainJob(), name: "tj"})
+	if err != nil || !gone {
+		t.Fatalf("deleteCopies() = %t, %v; want true, nil", gone, err)
+	}
+	if diff := cmp.Diff([]string{"JobSet Foreground", "TrainJob Background"}, deletes); diff != "" {
+		t.Errorf("deletes on w1, in order (-want +got):\n%s", diff)
+	}
+	if _, ok := r.remnants.get(remnantKey{"w1", ns, "tj"}, r.now()); !ok {
+		t.Errorf("the deleted copy's JobSet is not waited for")
 	}
 }

@@ -11,7 +11,6 @@ import (
 	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/rand"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
@@ -286,48 +285,6 @@ var _ = Describe("Dispatching a TrainJob", func() {
 		expectTrainJobOnlyOn(ctx, tj, second)
 	})
 
-	It("dispatches again only once the JobSet a deleted TrainJob copy leaves has gone", func(ctx context.Context) {
-		first, second := env.Workers[0], env.Workers[1]
-		tj := trainJob(ns).Obj()
-		wl := dispatchTo(ctx, tj, first)
-		expectTrainJobOnlyOn(ctx, tj, first)
-
-		By("giving the copy a JobSet that stays after it, as on a worker whose controllers are down")
-		copy := &trainer.TrainJob{}
-		Eventually(func(g Gomega) {
-			copy = kueuesim.Read(ctx, g, first, tj)
-			g.Expect(copy).NotTo(BeNil())
-		}).Should(Succeed())
-		js := jobSetOf(copy)
-		Expect(first.Client.Create(ctx, js)).To(Succeed())
-
-		By("evicting it on the manager: the copy goes at once, and while its JobSet is there the job goes nowhere else")
-		sim.EvictAndRequeue(ctx, wl)
-		sim.ReserveQuota(ctx, wl)
-		Eventually(func(g Gomega) { g.Expect(kueuesim.Read(ctx, g, first, tj)).To(BeNil()) }).Should(Succeed())
-		Consistently(func(g Gomega) {
-			g.Expect(kueuesim.Read(ctx, g, second, wl)).To(BeNil(), "a copy on the other worker")
-			g.Expect(kueuesim.Read(ctx, g, second, tj)).To(BeNil(), "the job on the other worker")
-		}).WithTimeout(3 * time.Second).Should(Succeed())
-
-		By("deleting the JobSet, which its finalizer holds: the check names the finalizer")
-		Expect(first.Client.Delete(ctx, js)).To(Succeed())
-		sim.ExpectCheck(ctx, wl, kueue.CheckStatePending, "JobSet "+ns+"/"+tj.Name+" has been deleting since ")
-		sim.ExpectCheck(ctx, wl, kueue.CheckStatePending, "held by the finalizers test.courier.dev/hold; if no controller on the worker removes them, remove them there by hand.")
-
-		By("dispatching it again once the JobSet is gone")
-		Eventually(func(g Gomega) {
-			g.Expect(first.Client.Get(ctx, client.ObjectKeyFromObject(js), js)).To(Succeed())
-			js.SetFinalizers(nil)
-			g.Expect(first.Client.Update(ctx, js)).To(Succeed())
-		}).Should(Succeed())
-		Expect(client.IgnoreNotFound(first.Client.Delete(ctx, js))).To(Succeed())
-		expectCopies(ctx, wl, first, second)
-		kueuesim.AdmitOn(ctx, second, wl)
-		sim.ExpectCheck(ctx, wl, kueue.CheckStateReady, second.Name)
-		expectTrainJobOnlyOn(ctx, tj, second)
-	})
-
 	It("removes the worker's objects when the job is deleted on the manager", func(ctx context.Context) {
 		tj := trainJob(ns).Obj()
 		wl := dispatchTo(ctx, tj, env.Workers[0])
@@ -572,27 +529,4 @@ func eventReasons(ctx context.Context, g Gomega, wl *kueue.Workload) []string {
 		}
 	}
 	return reasons
-}
-
-// jobSetOf is the JobSet Trainer makes for a TrainJob copy: of its name,
-// controlled by it, here held by a finalizer, as a worker whose garbage
-// collector is down would keep it.
-func jobSetOf(tj *trainer.TrainJob) *unstructured.Unstructured {
-	js := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "jobset.x-k8s.io/v1alpha2",
-		"kind":       "JobSet",
-		"metadata": map[string]any{
-			"name": tj.Name, "namespace": tj.Namespace, "finalizers": []any{"test.courier.dev/hold"},
-			"ownerReferences": []any{map[string]any{
-				"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob", "name": tj.Name, "uid": string(tj.UID), "controller": true,
-			}},
-		},
-		"spec": map[string]any{"replicatedJobs": []any{map[string]any{
-			"name": "node", "replicas": int64(1),
-			"template": map[string]any{"spec": map[string]any{"template": map[string]any{"spec": map[string]any{
-				"restartPolicy": "Never", "containers": []any{map[string]any{"name": "node", "image": "busybox"}},
-			}}}},
-		}}},
-	}}
-	return js
 }
