@@ -223,6 +223,20 @@ func TestCheckStatus(t *testing.T) {
 			job:  Job{Finished: at(20), ManagerStatus: "Complete"},
 			want: 1,
 		},
+		"its copy unseen whole, its pod seen running, and the manager shows an end": {
+			job: Job{Finished: at(20), ManagerStatus: "Complete; active=0 ready=0 succeeded=1 failed=0",
+				Pods: []*PodRun{{Worker: "w1", Created: at(10), Running: at(10), Ended: at(11)}}},
+			wantNotes: 1,
+		},
+		"its copy unseen whole, its pod seen running, and the manager shows no end": {
+			job: Job{Finished: at(20), ManagerStatus: "Running; active=1 ready=1 succeeded=0 failed=0",
+				Pods: []*PodRun{{Worker: "w1", Created: at(10), Running: at(10)}}},
+			want: 1,
+		},
+		"its copy unseen whole, its pod seen only pending": {
+			job:  Job{Finished: at(20), ManagerStatus: "Complete", Pods: []*PodRun{{Worker: "w1", Created: at(10)}}},
+			want: 1,
+		},
 		"unfinished jobs are the lost-job check's": {
 			job: Job{ManagerStatus: "Running"},
 		},
