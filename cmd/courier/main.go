@@ -12,6 +12,7 @@ import (
 
 	"github.com/courierdev/courier/pkg/config"
 	"github.com/courierdev/courier/pkg/controllermanager"
+	"github.com/courierdev/courier/pkg/lazylog"
 	"github.com/courierdev/courier/pkg/memlimit"
 )
 
@@ -30,7 +31,9 @@ func run() error {
 	logOpts.BindFlags(flag.CommandLine)
 	flag.Parse()
 
-	logger := zap.New(zap.UseFlagOptions(&logOpts))
+	// Most passes write no entry: the values controller-runtime gives each
+	// reconcile's logger are encoded only for the entries written.
+	logger := lazylog.New(zap.New(zap.UseFlagOptions(&logOpts)))
 	ctrl.SetLogger(logger)
 	// client-go and leader election log through klog; send them the same way.
 	klog.SetLogger(logger)
