@@ -325,7 +325,10 @@ func (r *Reconciler) dependencies(ctx context.Context, job *unstructured.Unstruc
 // workerClusters returns every WorkerCluster by name.
 func (r *Reconciler) workerClusters(ctx context.Context) (map[string]*courier.WorkerCluster, error) {
 	list := &courier.WorkerClusterList{}
-	if err := r.client.List(ctx, list); err != nil {
+	// Every pass reads them and none writes them: the cache's own objects,
+	// not copies (their status, with the workers' capacity, made a copy
+	// per pass 2% of what Courier allocated). Nothing may change them.
+	if err := r.client.List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, fmt.Errorf("listing WorkerClusters: %w", err)
 	}
 	out := make(map[string]*courier.WorkerCluster, len(list.Items))
