@@ -267,10 +267,7 @@ var _ = Describe("Dispatching a TrainJob", func() {
 		By("naming what holds the copy in the check's message")
 		sim.ExpectCheck(ctx, wl, kueue.CheckStatePending, "TrainJob "+tj.Namespace+"/"+tj.Name+" has been deleting since ")
 		sim.ExpectCheck(ctx, wl, kueue.CheckStatePending, "held by the finalizers test.courier.dev/hold; if no controller on the worker removes them, remove them there by hand.")
-		Consistently(func(g Gomega) {
-			g.Expect(kueuesim.Read(ctx, g, second, wl)).To(BeNil(), "a copy on the other worker")
-			g.Expect(kueuesim.Read(ctx, g, second, tj)).To(BeNil(), "the job on the other worker")
-		}).WithTimeout(3 * time.Second).Should(Succeed())
+		expectNothingOn(ctx, second, wl, tj, 3*time.Second)
 
 		By("dispatching it again once the copy is gone")
 		Eventually(func(g Gomega) {

@@ -16,6 +16,7 @@ import (
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
 	"github.com/courierdev/courier/pkg/testing/batch"
+	"github.com/courierdev/courier/test/integration/framework"
 	"github.com/courierdev/courier/test/integration/kueuesim"
 )
 
@@ -40,10 +41,7 @@ var _ = Describe("What ran a deleted TrainJob copy's pods", func() {
 		sim.EvictAndRequeue(ctx, wl)
 		sim.ReserveQuota(ctx, wl)
 		Eventually(func(g Gomega) { g.Expect(kueuesim.Read(ctx, g, first, tj)).To(BeNil()) }).Should(Succeed())
-		Consistently(func(g Gomega) {
-			g.Expect(kueuesim.Read(ctx, g, second, wl)).To(BeNil(), "a copy on the other worker")
-			g.Expect(kueuesim.Read(ctx, g, second, tj)).To(BeNil(), "the job on the other worker")
-		}).WithTimeout(3 * time.Second).Should(Succeed())
+		expectNothingOn(ctx, second, wl, tj, 3*time.Second)
 
 		By("deleting the JobSet, which its finalizer holds: the check names the finalizer")
 		Expect(first.Client.Delete(ctx, js)).To(Succeed())
@@ -87,10 +85,7 @@ var _ = Describe("What ran a deleted TrainJob copy's pods", func() {
 			g.Expect(first.Client.Get(ctx, client.ObjectKeyFromObject(js), js)).To(Succeed())
 			g.Expect(js.GetFinalizers()).To(ContainElement(metav1.FinalizerDeleteDependents), "the JobSet, deleted in the foreground")
 		}).Should(Succeed())
-		Consistently(func(g Gomega) {
-			g.Expect(kueuesim.Read(ctx, g, second, wl)).To(BeNil(), "a copy on the other worker")
-			g.Expect(kueuesim.Read(ctx, g, second, tj)).To(BeNil(), "the job on the other worker")
-		}).WithTimeout(3 * time.Second).Should(Succeed())
+		expectNothingOn(ctx, second, wl, tj, 3*time.Second)
 
 		By("dispatching it again once the pod has stopped, and the Job and the JobSet with it")
 		Eventually(func(g Gomega) {
@@ -105,6 +100,16 @@ var _ = Describe("What ran a deleted TrainJob copy's pods", func() {
 		expectTrainJobOnlyOn(ctx, tj, second)
 	})
 })
+
+// expectNothingOn asserts that, for the while given, worker gets neither a
+// copy of wl nor the job tj: the job is held back.
+func expectNothingOn(ctx context.Context, worker *framework.Cluster, wl *kueue.Workload, tj *trainer.TrainJob, while time.Duration) {
+	GinkgoHelper()
+	Consistently(func(g Gomega) {
+		g.Expect(kueuesim.Read(ctx, g, worker, wl)).To(BeNil(), "a copy on %s", worker.Name)
+		g.Expect(kueuesim.Read(ctx, g, worker, tj)).To(BeNil(), "the job on %s", worker.Name)
+	}).WithTimeout(while).Should(Succeed())
+}
 
 // controller is an owner reference of a controller that blocks its owner's
 // deletion in the foreground, as JobSet's and the Job controller's do.

@@ -114,10 +114,7 @@ var _ = Describe("Losing a worker", Ordered, func() {
 		spareSim.EvictAndRequeue(ctx, wl)
 		spareSim.ReserveQuota(ctx, wl)
 		spareSim.ExpectCheck(ctx, wl, kueue.CheckStatePending, "held this workload before it was evicted and is out of reach")
-		Consistently(func(g Gomega) {
-			g.Expect(kueuesim.Read(ctx, g, pool[0], wl)).To(BeNil(), "a copy on the other worker")
-			g.Expect(kueuesim.Read(ctx, g, pool[0], tj)).To(BeNil(), "the job on the other worker")
-		}).WithTimeout(workerLostTimeout / 3).Should(Succeed())
+		expectNothingOn(ctx, pool[0], wl, tj, workerLostTimeout/3)
 		Eventually(func(g Gomega) {
 			g.Expect(eventReasons(ctx, g, wl)).To(ContainElement(courierv1alpha1.EventWaitingForWorker))
 		}).Should(Succeed())
