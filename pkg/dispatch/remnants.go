@@ -164,7 +164,7 @@ func (r *Reconciler) stopRunner(ctx context.Context, remote *cluster.Remote, a a
 		// Not an error: the copy must go all the same. Logged at the default
 		// level, as a deployment to fix.
 		ctrl.LoggerFrom(ctx).Info("Leaving a deleted job copy's runner to the worker's garbage collector: Courier may not delete it, and the job may be dispatched again while its pods stop",
-			"worker", remote.Name, "kind", gvk.Kind, "name", copy.GetName(), "grant", "delete on "+plural(gvk)+"."+gvk.Group+" (config/worker/rbac.yaml)")
+			"worker", remote.Name, "kind", gvk.Kind, "name", copy.GetName(), "grant", "get and delete on "+plural(gvk)+"."+gvk.Group+" (config/worker/rbac.yaml)", "error", err.Error())
 		return nil
 	default:
 		return fmt.Errorf("deleting the %s of job copy %s: %w", gvk.Kind, copy.GetName(), err)
