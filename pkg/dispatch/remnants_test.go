@@ -22,21 +22,35 @@ import (
 	trainertesting "github.com/courierdev/courier/pkg/testing/trainer"
 )
 
+// jobSetRead is how the worker's API server answers a read of a JobSet:
+// the JobSet js-uid, of the name read, controlled by controller and, when
+// deleting is set, being deleted with finalizers; or err.
+type jobSetRead struct {
+	controller types.UID
+	deleting   *metav1.Time
+	finalizers []string
+	err        error
+}
+
+func (a jobSetRead) into(key client.ObjectKey, obj client.Object) error {
+	if a.err != nil {
+		return a.err
+	}
+	obj.SetName(key.Name)
+	obj.SetNamespace(key.Namespace)
+	obj.SetUID("js-uid")
+	obj.SetOwnerReferences([]metav1.OwnerReference{{Kind: "TrainJob", Name: key.Name, UID: a.controller, Controller: ptr.To(true)}})
+	obj.SetDeletionTimestamp(a.deleting)
+	obj.SetFinalizers(a.finalizers)
+	return nil
+}
+
 func TestRemnantLeft(t *testing.T) {
 	jobSets := schema.GroupResource{Group: "jobset.x-k8s.io", Resource: "jobsets"}
-	// answer is how the worker's API server answers a read of the JobSet
-	// named tj: held by controller, or an error.
-	type answer struct {
-		controller types.UID
-		// deleting, with finalizers, for a JobSet being deleted.
-		deleting   *metav1.Time
-		finalizers []string
-		err        error
-	}
 	deleting := metav1.NewTime(time.Date(2026, 11, 26, 4, 0, 0, 0, time.UTC))
 	cases := map[string]struct {
 		noted      bool
-		answer     answer
+		answer     jobSetRead
 		wantLeft   bool
 		wantWhy    string
 		wantHeld   string
@@ -45,25 +59,25 @@ func TestRemnantLeft(t *testing.T) {
 	}{
 		"no copy of the job was deleted: nothing to read": {},
 		"the deleted copy's JobSet is there": {
-			noted: true, answer: answer{controller: "copy-uid"}, wantLeft: true,
+			noted: true, answer: jobSetRead{controller: "copy-uid"}, wantLeft: true,
 		},
 		"the deleted copy's JobSet is being deleted, held by a foreign finalizer: named": {
-			noted: true, answer: answer{controller: "copy-uid", deleting: &deleting, finalizers: []string{metav1.FinalizerDeleteDependents, "example.com/hold"}},
+			noted: true, answer: jobSetRead{controller: "copy-uid", deleting: &deleting, finalizers: []string{metav1.FinalizerDeleteDependents, "example.com/hold"}},
 			wantLeft: true,
 			wantHeld: "JobSet team-a/tj has been deleting since 2026-11-26T04:00:00Z, held by the finalizers example.com/hold",
 		},
 		"gone": {
-			noted: true, answer: answer{err: apierrors.NewNotFound(jobSets, "tj")}, wantForgot: true,
+			noted: true, answer: jobSetRead{err: apierrors.NewNotFound(jobSets, "tj")}, wantForgot: true,
 		},
 		"a JobSet of the name made for another copy since": {
-			noted: true, answer: answer{controller: "new-copy-uid"}, wantForgot: true,
+			noted: true, answer: jobSetRead{controller: "new-copy-uid"}, wantForgot: true,
 		},
 		"Courier may not read JobSets: it waits, and says which rule to grant": {
-			noted: true, answer: answer{err: apierrors.NewForbidden(jobSets, "tj", errors.New("no rule"))}, wantLeft: true,
+			noted: true, answer: jobSetRead{err: apierrors.NewForbidden(jobSets, "tj", errors.New("no rule"))}, wantLeft: true,
 			wantWhy: "Courier may not read jobsets there to tell; grant get on jobsets.jobset.x-k8s.io (config/worker/rbac.yaml)",
 		},
 		"the worker cannot answer now: an error, to retry": {
-			noted: true, answer: answer{err: apierrors.NewServiceUnavailable("etcd is down")}, wantErr: true,
+			noted: true, answer: jobSetRead{err: apierrors.NewServiceUnavailable("etcd is down")}, wantErr: true,
 		},
 	}
 	for name, tc := range cases {
@@ -71,15 +85,7 @@ func TestRemnantLeft(t *testing.T) {
 			reads := 0
 			api := fakeClient(interceptor.Funcs{Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
 				reads++
-				if tc.answer.err != nil {
-					return tc.answer.err
-				}
-				obj.SetName(key.Name)
-				obj.SetNamespace(key.Namespace)
-				obj.SetOwnerReferences([]metav1.OwnerReference{{Kind: "TrainJob", Name: key.Name, UID: tc.answer.controller, Controller: ptr.To(true)}})
-				obj.SetDeletionTimestamp(tc.answer.deleting)
-				obj.SetFinalizers(tc.answer.finalizers)
-				return nil
+				return tc.answer.into(key, obj)
 			}})
 			r := New(fakeClient(interceptor.Funcs{}), fakeRemotes{}, nil, Options{})
 			if tc.noted {
@@ -125,52 +131,45 @@ func TestRemnantsSkipFinishedCopies(t *testing.T) {
 
 func TestStopRunner(t *testing.T) {
 	jobSets := schema.GroupResource{Group: "jobset.x-k8s.io", Resource: "jobsets"}
-	// answer is the JobSet named tj as the worker's API server has it, or
-	// the error it answers a read with.
-	type answer struct {
-		controller types.UID
-		finalizers []string
-		err        error
-	}
 	running := trainJob().Condition("Created", metav1.ConditionTrue, "JobsCreated")
 	complete := trainJob().Condition(trainer.TrainJobComplete, metav1.ConditionTrue, "JobsCompleted")
 	cases := map[string]struct {
 		copy        *trainertesting.TrainJobWrapper
-		answer      answer
+		answer      jobSetRead
 		deleteErr   error
 		wantReads   int
 		wantDeletes []string
 		wantErr     bool
 	}{
 		"a running copy's JobSet: deleted in the foreground, only if it is still the one read": {
-			copy: running, answer: answer{controller: "copy-uid"}, wantReads: 1,
+			copy: running, answer: jobSetRead{controller: "copy-uid"}, wantReads: 1,
 			wantDeletes: []string{"JobSet team-a/tj Foreground uid=js-uid"},
 		},
 		"a finished copy's pods are done: nothing read or deleted": {
-			copy: complete, answer: answer{controller: "copy-uid"},
+			copy: complete, answer: jobSetRead{controller: "copy-uid"},
 		},
 		"already deleting in the foreground: not deleted again": {
-			copy: running, answer: answer{controller: "copy-uid", finalizers: []string{metav1.FinalizerDeleteDependents}}, wantReads: 1,
+			copy: running, answer: jobSetRead{controller: "copy-uid", finalizers: []string{metav1.FinalizerDeleteDependents}}, wantReads: 1,
 		},
 		"a JobSet of the name another owner controls: left alone": {
-			copy: running, answer: answer{controller: "someone-else"}, wantReads: 1,
+			copy: running, answer: jobSetRead{controller: "someone-else"}, wantReads: 1,
 		},
 		"no JobSet yet": {
-			copy: running, answer: answer{err: apierrors.NewNotFound(jobSets, "tj")}, wantReads: 1,
+			copy: running, answer: jobSetRead{err: apierrors.NewNotFound(jobSets, "tj")}, wantReads: 1,
 		},
 		"gone or replaced between the read and the delete": {
-			copy: running, answer: answer{controller: "copy-uid"}, deleteErr: apierrors.NewConflict(jobSets, "tj", errors.New("uid precondition")), wantReads: 1,
+			copy: running, answer: jobSetRead{controller: "copy-uid"}, deleteErr: apierrors.NewConflict(jobSets, "tj", errors.New("uid precondition")), wantReads: 1,
 			wantDeletes: []string{"JobSet team-a/tj Foreground uid=js-uid"},
 		},
 		"Courier may not delete JobSets: the copy goes all the same": {
-			copy: running, answer: answer{controller: "copy-uid"}, deleteErr: apierrors.NewForbidden(jobSets, "tj", errors.New("no rule")), wantReads: 1,
+			copy: running, answer: jobSetRead{controller: "copy-uid"}, deleteErr: apierrors.NewForbidden(jobSets, "tj", errors.New("no rule")), wantReads: 1,
 			wantDeletes: []string{"JobSet team-a/tj Foreground uid=js-uid"},
 		},
 		"Courier may not read JobSets: the copy goes all the same": {
-			copy: running, answer: answer{err: apierrors.NewForbidden(jobSets, "tj", errors.New("no rule"))}, wantReads: 1,
+			copy: running, answer: jobSetRead{err: apierrors.NewForbidden(jobSets, "tj", errors.New("no rule"))}, wantReads: 1,
 		},
 		"the worker cannot answer now: an error, and the copy stays for the next pass": {
-			copy: running, answer: answer{err: apierrors.NewServiceUnavailable("etcd is down")}, wantReads: 1, wantErr: true,
+			copy: running, answer: jobSetRead{err: apierrors.NewServiceUnavailable("etcd is down")}, wantReads: 1, wantErr: true,
 		},
 	}
 	for name, tc := range cases {
@@ -180,15 +179,7 @@ func TestStopRunner(t *testing.T) {
 			api := fakeClient(interceptor.Funcs{
 				Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
 					reads++
-					if tc.answer.err != nil {
-						return tc.answer.err
-					}
-					obj.SetName(key.Name)
-					obj.SetNamespace(key.Namespace)
-					obj.SetUID("js-uid")
-					obj.SetOwnerReferences([]metav1.OwnerReference{{Kind: "TrainJob", Name: key.Name, UID: tc.answer.controller, Controller: ptr.To(true)}})
-					obj.SetFinalizers(tc.answer.finalizers)
-					return nil
+					return tc.answer.into(key, obj)
 				},
 				Delete: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.DeleteOption) error {
 					o := (&client.DeleteOptions{}).ApplyOptions(opts)
@@ -226,11 +217,7 @@ func TestARunningTrainJobCopyGoesAfterItsJobSet(t *testing.T) {
 			if obj.GetObjectKind().GroupVersionKind().Kind != "JobSet" {
 				return c.Get(ctx, key, obj, opts...)
 			}
-			obj.SetName(key.Name)
-			obj.SetNamespace(key.Namespace)
-			obj.SetUID("js-uid")
-			obj.SetOwnerReferences([]metav1.OwnerReference{{Kind: "TrainJob", Name: key.Name, UID: "job-copy-uid", Controller: ptr.To(true)}})
-			return nil
+			return jobSetRead{controller: "job-copy-uid"}.into(key, obj)
 		},
 		Delete: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.DeleteOption) error {
 			o := (&client.DeleteOptions{}).ApplyOptions(opts)

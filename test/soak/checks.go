@@ -244,20 +244,16 @@ func checkStatus(jobs []Job) (offenders, notes []string) {
 			continue
 		}
 		c := finalCopy(j)
-		ranOn := podRanOn(j)
-		switch {
-		case c == nil && ranOn == "":
-			offenders = append(offenders, fmt.Sprintf("%s: finished (%s) and no copy of it was seen running", j.Name, j.Reason))
-		case c == nil && !isFinal(j.ManagerStatus):
-			offenders = append(offenders, fmt.Sprintf("%s: manager has %q, not a final status; its copy on %s went unseen, its pod seen running",
-				j.Name, j.ManagerStatus, ranOn))
-		case c == nil:
+		if w := podRanOn(j); c == nil && w != "" {
 			// The watch of the copy's kind on its worker was down (still
 			// backing off after the API server came back) for the copy's
 			// whole life, that of pods was not: the pod says where the job
-			// ran, and the owner sees a final status.
-			notes = append(notes, fmt.Sprintf("not compared: %s's copy on %s went unseen, its pod seen running; the manager has %q",
-				j.Name, ranOn, j.ManagerStatus))
+			// ran, and the copy is checked as one whose end went unseen.
+			c = &Copy{Worker: w, StatusUnseen: true, Status: "nothing; its pod was seen running"}
+		}
+		switch {
+		case c == nil:
+			offenders = append(offenders, fmt.Sprintf("%s: finished (%s) and no copy of it was seen running", j.Name, j.Reason))
 		case c.StatusUnseen && !isFinal(j.ManagerStatus):
 			offenders = append(offenders, fmt.Sprintf("%s: manager has %q, not a final status; its copy on %s went unseen, last seen %q",
 				j.Name, j.ManagerStatus, c.Worker, c.Status))

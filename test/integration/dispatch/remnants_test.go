@@ -11,7 +11,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
@@ -111,13 +110,6 @@ func expectNothingOn(ctx context.Context, worker *framework.Cluster, wl *kueue.W
 	}).WithTimeout(while).Should(Succeed())
 }
 
-// controller is an owner reference of a controller that blocks its owner's
-// deletion in the foreground, as JobSet's and the Job controller's do.
-func controller(apiVersion, kind string, owner metav1.Object) metav1.OwnerReference {
-	return metav1.OwnerReference{APIVersion: apiVersion, Kind: kind, Name: owner.GetName(), UID: owner.GetUID(),
-		Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}
-}
-
 // jobSetOf is the JobSet Trainer makes for a TrainJob copy: of its name,
 // controlled by it, with the finalizers given: one holds it as a worker
 // whose garbage collector is down would.
@@ -135,14 +127,14 @@ func jobSetOf(tj *trainer.TrainJob, finalizers ...string) *unstructured.Unstruct
 	js.SetName(tj.Name)
 	js.SetNamespace(tj.Namespace)
 	js.SetFinalizers(finalizers)
-	js.SetOwnerReferences([]metav1.OwnerReference{controller(trainer.GroupVersion.String(), "TrainJob", tj)})
+	js.SetOwnerReferences([]metav1.OwnerReference{*metav1.NewControllerRef(tj, trainer.GroupVersion.WithKind(trainer.TrainJobKind))})
 	return js
 }
 
 // jobOf is a Job the JobSet controller makes for js.
 func jobOf(js *unstructured.Unstructured) *batchv1.Job {
 	job := batch.MakeJob(js.GetName()+"-node-0", js.GetNamespace()).Obj()
-	job.OwnerReferences = []metav1.OwnerReference{controller("jobset.x-k8s.io/v1alpha2", "JobSet", js)}
+	job.OwnerReferences = []metav1.OwnerReference{*metav1.NewControllerRef(js, js.GroupVersionKind())}
 	return job
 }
 
@@ -151,7 +143,7 @@ func jobOf(js *unstructured.Unstructured) *batchv1.Job {
 func podOf(job *batchv1.Job) *corev1.Pod {
 	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: job.Name + "-0", Namespace: job.Namespace, Finalizers: []string{"test.courier.dev/hold"},
-			OwnerReferences: []metav1.OwnerReference{controller("batch/v1", "Job", job)}},
+			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(job, batchv1.SchemeGroupVersion.WithKind("Job"))}},
 		Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{Name: "node", Image: "busybox"}}},
 	}
 }
