@@ -1,0 +1,216 @@
+package dispatch
+
+// Passes that race the worker's Kueue, the manager's Kueue, or Courier's
+// own informers lagging behind its writes.
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/tools/events"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+)
+
+// A pass that reads a Workload Courier has just written over (its cache
+// behind its own write) writes nothing: the write's event brings the next
+// pass, on the new version.
+func TestAPassOnAVersionCourierWroteOverWritesNothing(t *testing.T) {
+	wl := managerWl().Check(check, kueue.CheckStatePending, "").Obj()
+	writes := 0
+	manager := fakeClient(interceptor.Funcs{SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, p client.Patch, opts ...client.SubResourcePatchOption) error {
+		writes++
+		return c.SubResource(sub).Patch(ctx, obj, p, opts...)
+	}}, managerObjects(wl, trainJob().Obj())...)
+	w1 := fakeClient(interceptor.Funcs{})
+	r := newReconciler(manager, fakeRemotes{"w1": newWorker("w1", w1, w1)})
+	cached := &kueue.Workload{}
+	if err := manager.Get(context.Background(), client.ObjectKeyFromObject(wl), cached); err != nil {
+		t.Fatal(err)
+	}
+	r.written.note(cached.UID, cached.ResourceVersion, now)
+	reconcileOnce(t, r)
+	if writes != 0 {
+		t.Errorf("%d status writes on a version Courier wrote over, want none", writes)
+	}
+	r.written = newOwnWrites()
+	reconcileOnce(t, r)
+	if writes == 0 {
+		t.Error("no status write once the cache is current")
+	}
+}
+
+// The final status is mirrored, then the Workload's status write conflicts
+// with Kueue's. The next pass finishes the Workload without reading the
+// worker's job again, though the informer of jobs still lags.
+func TestAConflictAfterTheFinalSyncReadsTheWorkerOnce(t *testing.T) {
+	finished, running, complete, wl, local := finishedOnW1()
+
+	conflicted := false
+	manager := fakeClient(statusRefusedOnce(&conflicted), managerObjects(wl, local)...)
+	jobCopyObj := jobCopy(t, complete)
+	jobCopyObj.SetUID("copy-uid")
+	lagging := jobCopy(t, running)
+	lagging.SetUID("copy-uid")
+	informer := fakeClient(interceptor.Funcs{}, workloadCopy(finished()), lagging)
+	reads := 0
+	api := fakeClient(interceptor.Funcs{Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+		if u, ok := obj.(*unstructured.Unstructured); ok && u.GetKind() == trainer.TrainJobKind {
+			reads++
+		}
+		return c.Get(ctx, key, obj, opts...)
+	}}, workloadCopy(finished()), jobCopyObj)
+	r := newReconciler(manager, fakeRemotes{"w1": newWorker("w1", informer, api)})
+
+	req := reconcile.Request{NamespacedName: client.ObjectKeyFromObject(wl)}
+	for range 2 {
+		_, _ = r.Reconcile(context.Background(), req)
+	}
+	if !conflicted {
+		t.Fatal("the Workload's status was never written")
+	}
+	gotWl := &kueue.Workload{}
+	if err := manager.Get(context.Background(), client.ObjectKeyFromObject(wl), gotWl); err != nil {
+		t.Fatal(err)
+	}
+	if !meta.IsStatusConditionTrue(gotWl.Status.Conditions, kueue.WorkloadFinished) {
+		t.Errorf("manager Workload is not Finished after the second pass: %+v", gotWl.Status.Conditions)
+	}
+	got := &trainer.TrainJob{}
+	if err := manager.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "tj"}, got); err != nil {
+		t.Fatal(err)
+	}
+	if !meta.IsStatusConditionTrue(got.Status.Conditions, trainer.TrainJobComplete) {
+		t.Errorf("manager TrainJob is not Complete: %+v", got.Status.Conditions)
+	}
+	if reads != 1 {
+		t.Errorf("the worker's job was read %d times, want once", reads)
+	}
+}
+
+// Courier created the Workload copy; the worker's informer has not
+// delivered it when the next pass comes. That pass creates nothing more.
+func TestACopyJustCreatedIsNotCreatedAgain(t *testing.T) {
+	wl := managerWl().Check(check, kueue.CheckStatePending, "").Obj()
+	manager := fakeClient(interceptor.Funcs{}, managerObjects(wl, trainJob().Obj())...)
+	creates := map[string]int{}
+	workers := fakeRemotes{}
+	for _, name := range []string{"w1", "w2"} {
+		// Writes go through the informer's client to the API server, and
+		// the informer delivers nothing.
+		api := fakeClient(interceptor.Funcs{})
+		informer := fakeClient(interceptor.Funcs{Create: func(ctx context.Context, _ client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+			creates[name]++
+			return api.Create(ctx, obj, opts...)
+		}})
+		workers[name] = newWorker(name, informer, api)
+	}
+	r := newReconciler(manager, workers)
+	req := reconcile.Request{NamespacedName: client.ObjectKeyFromObject(wl)}
+	var result reconcile.Result
+	for range 3 {
+		var err error
+		if result, err = r.Reconcile(context.Background(), req); err != nil {
+			t.Fatalf("Reconcile: %v", err)
+		}
+	}
+	total := 0
+	for _, n := range creates {
+		total += n
+	}
+	if total != 1 {
+		t.Errorf("Workload copies created over 3 passes: %v, want one in all", creates)
+	}
+	if result.RequeueAfter == 0 || result.RequeueAfter > createdTTL {
+		t.Errorf("RequeueAfter = %s, want a requeue within %s in case the copy is gone", result.RequeueAfter, createdTTL)
+	}
+}
+
+// The same for the job copy: created on the worker that admitted, not yet
+// delivered by the informer when the next passes come.
+func TestAJobJustCreatedIsNotCreatedAgain(t *testing.T) {
+	wl := managerWl().Nominated("w1").Check(check, kueue.CheckStatePending, "").Obj()
+	manager := fakeClient(interceptor.Funcs{}, managerObjects(wl, trainJob().Obj())...)
+	api := fakeClient(interceptor.Funcs{})
+	creates := 0
+	informer := fakeClient(interceptor.Funcs{Create: func(ctx context.Context, _ client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+		creates++
+		return api.Create(ctx, obj, opts...)
+	}}, workloadCopy(remoteCopy().Admit(t0)))
+	r := newReconciler(manager, fakeRemotes{"w1": newWorker("w1", informer, api)})
+	for range 3 {
+		reconcileOnce(t, r)
+	}
+	if creates != 1 {
+		t.Errorf("job copies created over 3 passes: %d, want 1", creates)
+	}
+	expectJobOn(t, api, true)
+}
+
+// Seen on the bench's clusters: the copy's final status, mirrored as any
+// other, let the manager's Kueue finish the Workload before Courier's pass
+// for the worker's finish came; 28 of 40 TrainJobs then had no Finished
+// event. The pass that removes the copies reports the finish, once.
+func TestAFinishKueueWroteIsReportedOnce(t *testing.T) {
+	finished, _, complete, wl, _ := finishedOnW1()
+	wl.Status.Conditions = append(wl.Status.Conditions, metav1.Condition{Type: kueue.WorkloadFinished, Status: metav1.ConditionTrue,
+		Reason: kueue.WorkloadFinishedReasonSucceeded, Message: "Job finished successfully", LastTransitionTime: metav1.NewTime(t0)})
+	manager := fakeClient(interceptor.Funcs{}, managerObjects(wl, complete.Obj())...)
+	w1 := fakeClient(interceptor.Funcs{}, workloadCopy(finished()), jobCopy(t, complete))
+	r := newReconciler(manager, fakeRemotes{"w1": newWorker("w1", w1, w1)})
+
+	reconcileOnce(t, r)
+	reconcileOnce(t, r)
+	var got []string
+	for recorded := r.recorder.(*events.FakeRecorder).Events; len(recorded) > 0; {
+		got = append(got, <-recorded)
+	}
+	want := []string{`Normal Finished The workload finished on worker "w1". Job finished successfully. Removed the workload's copies from w1.`}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("events (-want +got):\n%s", diff)
+	}
+}
+
+// When the placed worker's copies go in a later pass than a leftover copy
+// elsewhere (its delete refused once), the finish is still reported once,
+// with the placed copies' removal.
+func TestAFinishKueueWroteIsReportedWithThePlacedCopies(t *testing.T) {
+	finished, _, complete, wl, _ := finishedOnW1()
+	wl.Status.Conditions = append(wl.Status.Conditions, metav1.Condition{Type: kueue.WorkloadFinished, Status: metav1.ConditionTrue,
+		Reason: kueue.WorkloadFinishedReasonSucceeded, Message: "Job finished successfully", LastTransitionTime: metav1.NewTime(t0)})
+	manager := fakeClient(interceptor.Funcs{}, managerObjects(wl, complete.Obj())...)
+	refused := false
+	w1 := fakeClient(interceptor.Funcs{Delete: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.DeleteOption) error {
+		if !refused {
+			refused = true
+			return apierrors.NewConflict(kueue.Resource("workloads"), obj.GetName(), errors.New("changed meanwhile"))
+		}
+		return c.Delete(ctx, obj, opts...)
+	}}, workloadCopy(finished()), jobCopy(t, complete))
+	w2 := fakeClient(interceptor.Funcs{}, workloadCopy(remoteCopy()))
+	r := newReconciler(manager, fakeRemotes{"w1": newWorker("w1", w1, w1), "w2": newWorker("w2", w2, w2)})
+
+	for range 3 {
+		reconcileOnce(t, r)
+	}
+	var got []string
+	for recorded := r.recorder.(*events.FakeRecorder).Events; len(recorded) > 0; {
+		got = append(got, <-recorded)
+	}
+	want := []string{
+		`Normal RemoteDeleted Removed the workload's copies from w2.`,
+		`Normal Finished The workload finished on worker "w1". Job finished successfully. Removed the workload's copies from w1.`,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("events (-want +got):\n%s", diff)
+	}
+}
