@@ -56,7 +56,9 @@ type Options struct {
 	// OnRemoteChange, if set, is called from a worker's informers for
 	// every add, update and delete of an object they see, with the object
 	// as it was before an update (nil for an add or a delete), and whether
-	// it was deleted. It may block; only that informer waits.
+	// it was deleted. Calls start once the worker counts as connected (Get
+	// returns it), with an add for every object it holds then; after a
+	// reconnection, again so. It may block; only that informer waits.
 	OnRemoteChange func(cluster string, old, obj client.Object, deleted bool)
 	// OnRoom, if set, is called when a worker's quota may have room it did
 	// not have: a copy of Courier's stopped holding quota, a ClusterQueue's

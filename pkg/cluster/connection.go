@@ -77,7 +77,9 @@ func (c *connection) run(ctx context.Context) {
 			everConnected = true
 			c.connected(r)
 			network, config = c.opts.networkBackoff, c.opts.configBackoff
-			err = c.watch(ctx, r)
+			if err = r.forwardChanges(c.opts.OnRemoteChange); err == nil {
+				err = c.watch(ctx, r)
+			}
 			if errors.Is(err, errKindsChanged) {
 				// Keep serving from r until its replacement is connected.
 				continue

@@ -50,6 +50,9 @@ type Remote struct {
 	// access says why the capacity cannot be known, as capacityAccess.
 	access func(context.Context, sets.Set[schema.GroupVersionKind]) (string, error)
 	health func(context.Context) error
+	// changing are the informers whose changes go to Options.OnRemoteChange,
+	// once the worker counts as connected (forwardChanges).
+	changing []cache.Informer
 }
 
 // NewRemote returns a Remote over given clients that serves the given
@@ -209,10 +212,7 @@ func connect(ctx context.Context, name string, base *rest.Config, opts *Options,
 			}
 		}
 		if opts.OnRemoteChange != nil {
-			if _, err := informer.AddEventHandler(changeHandler(name, opts.OnRemoteChange)); err != nil {
-				r.close()
-				return nil, classify(err, "watching the "+KindName(gvk)+" informer")
-			}
+			r.changing = append(r.changing, informer)
 		}
 		// Courier's waiting copies are the capacity's pending demand.
 		if gvk == workloadGVK {
@@ -292,6 +292,25 @@ func objectFor(opts *Options, gvk schema.GroupVersionKind) client.Object {
 	u := &unstructured.Unstructured{}
 	u.SetGroupVersionKind(gvk)
 	return u
+}
+
+// forwardChanges sends the changes of the worker's objects to onChange,
+// starting with every object the informers hold, each as added. It is
+// called once the worker counts as connected: a change is worth a pass only
+// when the pass can reach the worker. Were the handlers added before the
+// informers synced, the objects already on a worker that comes back (the
+// copies of a job dispatched elsewhere while it was lost) would bring their
+// passes while it still counted as out of reach, and nothing would bring
+// them again until the next sweep (soak.md, finding 21). An informer
+// replays what it holds to a handler added late, under the same lock as
+// its later changes, so no change is missed.
+func (r *Remote) forwardChanges(onChange func(string, client.Object, client.Object, bool)) error {
+	for _, informer := range r.changing {
+		if _, err := informer.AddEventHandler(changeHandler(r.Name, onChange)); err != nil {
+			return classify(err, "watching the informers")
+		}
+	}
+	return nil
 }
 
 // changeHandler forwards an informer's events, tombstones unwrapped.
