@@ -45,19 +45,7 @@ func (e *Env) Inform(ctx context.Context, cluster string, byObject map[client.Ob
 	if err != nil {
 		return fmt.Errorf("creating informers of %s: %w", cluster, err)
 	}
-	call := func(obj any, d Delivery) {
-		if tomb, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
-			obj, d = tomb.Obj, DeletedUnwatched
-		}
-		if o, ok := obj.(client.Object); ok {
-			seen(o, d)
-		}
-	}
-	handler := toolscache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj any) { call(obj, Updated) },
-		UpdateFunc: func(_, obj any) { call(obj, Updated) },
-		DeleteFunc: func(obj any) { call(obj, Deleted) },
-	}
+	handler := deliveries(seen)
 	for obj := range byObject {
 		inf, err := c.GetInformer(ctx, obj)
 		if err != nil {
@@ -72,4 +60,31 @@ func (e *Env) Inform(ctx context.Context, cluster string, byObject map[client.Ob
 		return fmt.Errorf("syncing informers of %s: %w", cluster, context.Cause(ctx))
 	}
 	return nil
+}
+
+// deliveries hands an informer's events to seen. An informer keys objects
+// by name: one deleted and created again while its watch was down comes
+// back from the list as an update of the old, which is the old one's
+// deletion, unseen, and a new object.
+func deliveries(seen func(obj client.Object, d Delivery)) toolscache.ResourceEventHandler {
+	call := func(obj any, d Delivery) {
+		if tomb, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
+			obj, d = tomb.Obj, DeletedUnwatched
+		}
+		if o, ok := obj.(client.Object); ok {
+			seen(o, d)
+		}
+	}
+	return toolscache.ResourceEventHandlerFuncs{
+		AddFunc: func(obj any) { call(obj, Updated) },
+		UpdateFunc: func(old, obj any) {
+			if o, ok := old.(client.Object); ok {
+				if n, ok := obj.(client.Object); ok && o.GetUID() != n.GetUID() {
+					call(old, DeletedUnwatched)
+				}
+			}
+			call(obj, Updated)
+		},
+		DeleteFunc: func(obj any) { call(obj, Deleted) },
+	}
 }

@@ -171,8 +171,10 @@ func checkOverlaps(jobs []Job, lost []lostWindow, lostTimeout time.Duration, end
 // out of use because of a fault, the later run's copy was created
 // workerLostTimeout or more after Courier counted it out, while it still
 // was, and the stale run ended within workerLostTimeout of the worker's
-// return, when Courier removes it. Runs are told apart by when their
-// copies were created, not by when they were seen running: a lost
+// return, when Courier removes it. A worker out of reach again before
+// that gives Courier the same time from its next return (a second pause
+// seconds after the first ended: finding 21). Runs are told apart by when
+// their copies were created, not by when they were seen running: a lost
 // worker's copy may start, or be seen, only once it is back (findings 12
 // and 14), and the job's other copy may start after that too.
 func lostWorkerAllows(a, b interval, lost []lostWindow, lostTimeout time.Duration) bool {
@@ -180,11 +182,31 @@ func lostWorkerAllows(a, b interval, lost []lostWindow, lostTimeout time.Duratio
 	if b.dispatched.Before(a.dispatched) {
 		stale, moved = b, a
 	}
-	return slices.ContainsFunc(lost, func(w lostWindow) bool {
-		return w.Worker == stale.worker &&
-			!moved.dispatched.Before(w.Start.Add(lostTimeout)) && !moved.dispatched.After(w.End) &&
-			!stale.end.After(w.End.Add(lostTimeout))
-	})
+	var windows []lostWindow
+	for _, w := range lost {
+		if w.Worker == stale.worker {
+			windows = append(windows, w)
+		}
+	}
+	slices.SortFunc(windows, func(x, y lostWindow) int { return x.Start.Compare(y.Start) })
+	for i, w := range windows {
+		if moved.dispatched.Before(w.Start.Add(lostTimeout)) || moved.dispatched.After(w.End) {
+			continue
+		}
+		back := w.End
+		for _, next := range windows[i+1:] {
+			if !stale.end.After(back.Add(lostTimeout)) || next.Start.After(back.Add(lostTimeout)) {
+				break
+			}
+			if next.End.After(back) {
+				back = next.End
+			}
+		}
+		if !stale.end.After(back.Add(lostTimeout)) {
+			return true
+		}
+	}
+	return false
 }
 
 func clock(t time.Time) string { return t.Format("15:04:05.000") }

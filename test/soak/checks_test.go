@@ -103,6 +103,33 @@ func TestCheckOverlaps(t *testing.T) {
 			lost:    []lostWindow{{Worker: "w1", Start: at(5), End: at(55)}},
 			wantBad: 1,
 		},
+		// Finding 21 of docs/soak.md: the worker came back and was paused
+		// again seconds later, before Courier could remove the stale copy;
+		// Courier removed it once the worker was back for good.
+		"a stale copy removed after a second pause that began soon after the first is allowed": {
+			copies: []*Copy{
+				{Worker: "w1", UID: "a", Created: at(0), Started: at(1), Deleted: at(110)},
+				{Worker: "w2", UID: "b", Created: at(40), Started: at(41), Ended: at(95)},
+			},
+			lost:        []lostWindow{{Worker: "w1", Start: at(5), End: at(55)}, {Worker: "w1", Start: at(60), End: at(100)}},
+			wantAllowed: 1,
+		},
+		"a stale copy that outlived a return longer than workerLostTimeout before a second pause is not": {
+			copies: []*Copy{
+				{Worker: "w1", UID: "a", Created: at(0), Started: at(1), Deleted: at(110)},
+				{Worker: "w2", UID: "b", Created: at(40), Started: at(41), Ended: at(95)},
+			},
+			lost:    []lostWindow{{Worker: "w1", Start: at(5), End: at(55)}, {Worker: "w1", Start: at(90), End: at(100)}},
+			wantBad: 1,
+		},
+		"a second pause of another worker does not extend the time": {
+			copies: []*Copy{
+				{Worker: "w1", UID: "a", Created: at(0), Started: at(1), Deleted: at(110)},
+				{Worker: "w2", UID: "b", Created: at(40), Started: at(41), Ended: at(95)},
+			},
+			lost:    []lostWindow{{Worker: "w1", Start: at(5), End: at(55)}, {Worker: "w3", Start: at(60), End: at(100)}},
+			wantBad: 1,
+		},
 		"a copy created after its worker came back is not": {
 			copies: []*Copy{
 				{Worker: "w1", UID: "a", Created: at(0), Started: at(1), Deleted: at(58)},

@@ -207,7 +207,7 @@ func (r *recorder) workerCopy(worker string, obj client.Object, d localcluster.D
 			}
 		}
 		if c == nil {
-			c = &Copy{Worker: worker, UID: obj.GetUID(), Created: at}
+			c = &Copy{Worker: worker, UID: obj.GetUID(), Created: createdAt(obj, at)}
 			j.Copies = append(j.Copies, c)
 		}
 		if c.Started.IsZero() && !suspended(obj) {
@@ -235,6 +235,18 @@ func (r *recorder) workerCopy(worker string, obj client.Object, d localcluster.D
 		}
 		c.Status = s
 	})
+}
+
+// createdAt dates a copy first seen at: then, unless the API server dates
+// its creation more than a second earlier, the precision it dates by. A
+// watch that was down (its worker paused) sees a copy made meanwhile only
+// once it is back, and the copy belongs to the dispatch made before
+// (finding 21).
+func createdAt(obj client.Object, at time.Time) time.Time {
+	if created := obj.GetCreationTimestamp().Time; !created.IsZero() && created.Add(time.Second).Before(at) {
+		return created
+	}
+	return at
 }
 
 // workerPod records a version, or the deletion, of a pod on a worker.

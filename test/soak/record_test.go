@@ -29,6 +29,11 @@ func TestWorkerCopyStatus(t *testing.T) {
 		}
 		return j
 	}
+	// createdAt2 dates a copy's creation as the API server does.
+	createdAt2 := func(j *batchv1.Job) *batchv1.Job {
+		j.CreationTimestamp = metav1.Time{Time: at(2)}
+		return j
+	}
 	type seen struct {
 		job *batchv1.Job
 		d   localcluster.Delivery
@@ -53,6 +58,14 @@ func TestWorkerCopyStatus(t *testing.T) {
 		"gone while its watch was down, last seen running": {
 			seen: []seen{{job: copyOf(false, false), at: at(1)}, {job: copyOf(false, false), d: localcluster.DeletedUnwatched, at: at(9)}},
 			want: Copy{Worker: "w3", UID: "u-1", Created: at(1), Started: at(1), Deleted: at(9), Status: statusSummary(copyOf(false, false)), StatusUnseen: true},
+		},
+		"made while its watch was down: dated by the API server": {
+			seen: []seen{{job: createdAt2(copyOf(false, false)), at: at(9)}},
+			want: Copy{Worker: "w3", UID: "u-1", Created: at(2), Started: at(9), Status: statusSummary(copyOf(false, false))},
+		},
+		"seen within a second of the API server's date: dated when seen": {
+			seen: []seen{{job: createdAt2(copyOf(false, false)), at: at(2).Add(900 * time.Millisecond)}},
+			want: Copy{Worker: "w3", UID: "u-1", Created: at(2).Add(900 * time.Millisecond), Started: at(2).Add(900 * time.Millisecond), Status: statusSummary(copyOf(false, false))},
 		},
 		"gone while its watch was down, seen ended before": {
 			seen: []seen{{job: copyOf(false, false), at: at(1)}, {job: copyOf(true, false), at: at(4)}, {job: copyOf(true, false), d: localcluster.DeletedUnwatched, at: at(9)}},
