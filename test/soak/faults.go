@@ -10,6 +10,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
@@ -274,14 +275,14 @@ func sleep(ctx context.Context, d time.Duration) {
 }
 
 // liveCopy waits for a job with an unfinished, started copy on worker, or
-// on any worker when worker is "".
-func (in *injector) liveCopy(ctx context.Context, worker string) (*Job, *Copy, error) {
+// on any worker when worker is "", but those tried.
+func (in *injector) liveCopy(ctx context.Context, worker string, tried map[types.UID]bool) (*Job, *Copy, error) {
 	var job *Job
 	var cp *Copy
 	err := wait.PollUntilContextTimeout(ctx, time.Second, findFor, true, func(context.Context) (bool, error) {
 		for _, j := range in.rec.snapshot() {
 			for _, c := range j.Copies {
-				if (worker == "" || c.Worker == worker) && !c.Started.IsZero() && c.Ended.IsZero() && c.Deleted.IsZero() && j.RunFor >= 5*time.Second {
+				if (worker == "" || c.Worker == worker) && !c.Started.IsZero() && c.Ended.IsZero() && c.Deleted.IsZero() && j.RunFor >= 5*time.Second && !tried[c.UID] {
 					job, cp = &j, c
 					return true, nil
 				}
@@ -298,46 +299,73 @@ func (in *injector) liveCopy(ctx context.Context, worker string) (*Job, *Copy, e
 	return job, cp, nil
 }
 
+// errCopyGone says that the running copy a fault picked went, or was
+// replaced, before the fault reached it: its job ended meanwhile, or
+// Courier moved it.
+var errCopyGone = errors.New("the copy went before the fault reached it")
+
+// gone marks the errors of a copy, or its Workload, no longer there.
+func gone(err error) error {
+	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
+		return fmt.Errorf("%w: %w", errCopyGone, err)
+	}
+	return err
+}
+
+// onLiveCopy runs fault on a running copy on worker, or on any worker when
+// worker is "", and on another while the one it picked went before the
+// fault reached it.
+func (in *injector) onLiveCopy(ctx context.Context, worker string, fault func(*Job, *Copy) (string, error)) (string, error) {
+	tried := map[types.UID]bool{}
+	for {
+		job, cp, err := in.liveCopy(ctx, worker, tried)
+		if err != nil {
+			return "", err
+		}
+		out, err := fault(job, cp)
+		if !errors.Is(err, errCopyGone) {
+			return out, err
+		}
+		tried[cp.UID] = true
+	}
+}
+
 // deleteRemote deletes a running copy on worker behind Courier's back.
 func (in *injector) deleteRemote(ctx context.Context, worker string) (string, error) {
-	job, cp, err := in.liveCopy(ctx, worker)
-	if err != nil {
-		return "", err
-	}
-	obj := jobObject(job.JobSpec, in.run)
-	obj.SetUID(cp.UID)
-	err = in.workers[worker].Delete(ctx, obj, client.Preconditions{UID: &cp.UID},
-		client.PropagationPolicy(metav1.DeletePropagationBackground))
-	if err != nil {
-		return "", fmt.Errorf("deleting the copy of %s on %s: %w", job.Name, worker, err)
-	}
-	return fmt.Sprintf("deleted the copy of %s %s (uid %s)", job.Kind, job.Name, cp.UID), nil
+	return in.onLiveCopy(ctx, worker, func(job *Job, cp *Copy) (string, error) {
+		obj := jobObject(job.JobSpec, in.run)
+		obj.SetUID(cp.UID)
+		err := in.workers[worker].Delete(ctx, obj, client.Preconditions{UID: &cp.UID},
+			client.PropagationPolicy(metav1.DeletePropagationBackground))
+		if err != nil {
+			return "", fmt.Errorf("deleting the copy of %s on %s: %w", job.Name, worker, gone(err))
+		}
+		return fmt.Sprintf("deleted the copy of %s %s (uid %s)", job.Kind, job.Name, cp.UID), nil
+	})
 }
 
 // evictRemote has the worker's Kueue evict a running copy, as its own
 // administrator would: it deactivates the Workload copy the job copy names
 // (spec.active false), and Kueue evicts it and suspends the job.
 func (in *injector) evictRemote(ctx context.Context, worker string) (string, error) {
-	job, cp, err := in.liveCopy(ctx, worker)
-	if err != nil {
-		return "", err
-	}
-	c := in.workers[worker]
-	obj := jobObject(job.JobSpec, in.run)
-	if err := c.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
-		return "", fmt.Errorf("getting the copy of %s on %s: %w", job.Name, worker, err)
-	}
-	if obj.GetUID() != cp.UID {
-		return "", fmt.Errorf("the copy of %s on %s is %s now, not the running %s", job.Name, worker, obj.GetUID(), cp.UID)
-	}
-	name := obj.GetLabels()[adapter.PrebuiltWorkloadLabel]
-	if name == "" {
-		return "", fmt.Errorf("the copy of %s on %s has no label %s", job.Name, worker, adapter.PrebuiltWorkloadLabel)
-	}
-	if err := setActive(ctx, c, client.ObjectKey{Namespace: obj.GetNamespace(), Name: name}, false); err != nil {
-		return "", fmt.Errorf("deactivating the Workload of %s on %s: %w", job.Name, worker, err)
-	}
-	return fmt.Sprintf("deactivated Workload %s of %s %s (copy uid %s)", name, job.Kind, job.Name, cp.UID), nil
+	return in.onLiveCopy(ctx, worker, func(job *Job, cp *Copy) (string, error) {
+		c := in.workers[worker]
+		obj := jobObject(job.JobSpec, in.run)
+		if err := c.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
+			return "", fmt.Errorf("getting the copy of %s on %s: %w", job.Name, worker, gone(err))
+		}
+		if obj.GetUID() != cp.UID || obj.GetDeletionTimestamp() != nil {
+			return "", fmt.Errorf("the copy of %s on %s is %s now, not the running %s, or is being deleted: %w", job.Name, worker, obj.GetUID(), cp.UID, errCopyGone)
+		}
+		name := obj.GetLabels()[adapter.PrebuiltWorkloadLabel]
+		if name == "" {
+			return "", fmt.Errorf("the copy of %s on %s has no label %s", job.Name, worker, adapter.PrebuiltWorkloadLabel)
+		}
+		if err := setActive(ctx, c, client.ObjectKey{Namespace: obj.GetNamespace(), Name: name}, false); err != nil {
+			return "", fmt.Errorf("deactivating the Workload of %s on %s: %w", job.Name, worker, gone(err))
+		}
+		return fmt.Sprintf("deactivated Workload %s of %s %s (copy uid %s)", name, job.Kind, job.Name, cp.UID), nil
+	})
 }
 
 // deactivateOnManager deactivates the manager Workload of a running job,
@@ -345,7 +373,7 @@ func (in *injector) evictRemote(ctx context.Context, worker string) (string, err
 // from its worker, and activates the Workload again. It is activated
 // again in any case, once the wait is over.
 func (in *injector) deactivateOnManager(ctx context.Context) (string, error) {
-	job, cp, err := in.liveCopy(ctx, "")
+	job, cp, err := in.liveCopy(ctx, "", nil)
 	if err != nil {
 		return "", err
 	}
@@ -467,7 +495,7 @@ func (in *injector) recreateCheck(ctx context.Context) (string, error) {
 // deleteWorkerCluster deletes a WorkerCluster that holds a running job,
 // waits until Courier has drained it and it is gone, and creates it again.
 func (in *injector) deleteWorkerCluster(ctx context.Context, worker string) (string, error) {
-	job, _, err := in.liveCopy(ctx, worker)
+	job, _, err := in.liveCopy(ctx, worker, nil)
 	if err != nil {
 		return "", err
 	}

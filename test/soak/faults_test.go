@@ -1,0 +1,60 @@
+package soak
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// Soak of 2026-11-27, 16:14: the copy remote-evict picked finished before
+// the fault reached its Workload, and the fault failed instead of picking
+// another.
+func TestOnLiveCopyPicksAnotherWhenThePickedOneWent(t *testing.T) {
+	r := newRecorder()
+	for _, name := range []string{"soak-x-0001", "soak-x-0002"} {
+		r.expect(JobSpec{Name: name, Kind: BatchJob, RunFor: time.Minute})
+		r.update(name, func(j *Job) {
+			j.Copies = []*Copy{{Worker: "w1", UID: types.UID(name), Created: at(1), Started: at(2)}}
+		})
+	}
+	in := &injector{rec: r}
+	var tried []types.UID
+	out, err := in.onLiveCopy(context.Background(), "w1", func(j *Job, cp *Copy) (string, error) {
+		tried = append(tried, cp.UID)
+		if len(tried) == 1 {
+			return "", fmt.Errorf("deactivating the Workload of %s: %w", j.Name, errCopyGone)
+		}
+		return "evicted " + j.Name, nil
+	})
+	if err != nil {
+		t.Fatalf("onLiveCopy: %v", err)
+	}
+	if len(tried) != 2 || tried[0] == tried[1] {
+		t.Fatalf("the fault ran on %v, want two different copies", tried)
+	}
+	if diff := cmp.Diff("evicted "+string(tried[1]), out); diff != "" {
+		t.Errorf("outcome (-want +got):\n%s", diff)
+	}
+}
+
+func TestOnLiveCopyReturnsOtherErrors(t *testing.T) {
+	r := newRecorder()
+	r.expect(JobSpec{Name: "soak-x-0001", Kind: BatchJob, RunFor: time.Minute})
+	r.update("soak-x-0001", func(j *Job) {
+		j.Copies = []*Copy{{Worker: "w1", UID: "a", Created: at(1), Started: at(2)}}
+	})
+	refused := errors.New("refused")
+	calls := 0
+	_, err := (&injector{rec: r}).onLiveCopy(context.Background(), "w1", func(*Job, *Copy) (string, error) {
+		calls++
+		return "", refused
+	})
+	if !errors.Is(err, refused) || calls != 1 {
+		t.Errorf("onLiveCopy = %v after %d calls, want %v after one", err, calls, refused)
+	}
+}
