@@ -20,6 +20,9 @@ const createdTTL = 30 * time.Second
 type createdCopies struct {
 	mu     sync.Mutex
 	copies map[createdKey]createdCopy
+	// swept is when expired copies were last dropped: at most once a TTL,
+	// so that an add costs O(1) however many copies a burst creates.
+	swept time.Time
 }
 
 type createdKey struct {
@@ -42,6 +45,10 @@ func (c *createdCopies) add(cluster, kind string, wl, uid types.UID, now time.Ti
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.copies[createdKey{cluster, kind, wl}] = createdCopy{uid: uid, at: now}
+	if now.Sub(c.swept) <= createdTTL {
+		return
+	}
+	c.swept = now
 	for k, cc := range c.copies {
 		if now.Sub(cc.at) > createdTTL {
 			delete(c.copies, k)
