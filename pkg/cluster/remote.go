@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/resourceversion"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
@@ -50,9 +51,11 @@ type Remote struct {
 	// access says why the capacity cannot be known, as capacityAccess.
 	access func(context.Context, sets.Set[schema.GroupVersionKind]) (string, error)
 	health func(context.Context) error
-	// changing are the informers whose changes go to Options.OnRemoteChange,
-	// once the worker counts as connected (forwardChanges).
-	changing []cache.Informer
+	// informers are those of the served kinds, but the quota kinds: their
+	// changes go to Options.OnRemoteChange once the worker counts as
+	// connected (forwardChanges), and they say how far they have read
+	// (Reached).
+	informers map[schema.GroupVersionKind]cache.Informer
 }
 
 // NewRemote returns a Remote over given clients that serves the given
@@ -172,6 +175,7 @@ func connect(ctx context.Context, name string, base *rest.Config, opts *Options,
 		close(stopped)
 	}()
 	r := &Remote{
+		informers: map[schema.GroupVersionKind]cache.Informer{},
 		Name:      name,
 		Cache:     informers,
 		APIReader: directClient,
@@ -211,9 +215,7 @@ func connect(ctx context.Context, name string, base *rest.Config, opts *Options,
 				return nil, classify(err, "indexing the "+KindName(gvk)+" informer")
 			}
 		}
-		if opts.OnRemoteChange != nil {
-			r.changing = append(r.changing, informer)
-		}
+		r.informers[gvk] = informer
 		// Courier's waiting copies are the capacity's pending demand.
 		if gvk == workloadGVK {
 			if _, err := informer.AddEventHandler(capacity.handler(false)); err != nil {
@@ -305,12 +307,30 @@ func objectFor(opts *Options, gvk schema.GroupVersionKind) client.Object {
 // replays what it holds to a handler added late, under the same lock as
 // its later changes, so no change is missed.
 func (r *Remote) forwardChanges(onChange func(string, client.Object, client.Object, bool)) error {
-	for _, informer := range r.changing {
+	if onChange == nil {
+		return nil
+	}
+	for _, informer := range r.informers {
 		if _, err := informer.AddEventHandler(changeHandler(r.Name, onChange)); err != nil {
 			return classify(err, "watching the informers")
 		}
 	}
 	return nil
+}
+
+// Reached reports whether the worker's informer of gvk has read its
+// changes up to version, the resourceVersion a write to the worker
+// returned: the object that write made, or its deletion since, is in the
+// informer or on its way there in moments. It says true when it cannot
+// tell (no informer of the kind, or versions it cannot compare), so that
+// callers fall back on time.
+func (r *Remote) Reached(gvk schema.GroupVersionKind, version string) bool {
+	informer, ok := r.informers[gvk].(interface{ LastSyncResourceVersion() string })
+	if !ok {
+		return true
+	}
+	order, err := resourceversion.CompareResourceVersion(informer.LastSyncResourceVersion(), version)
+	return err != nil || order >= 0
 }
 
 // changeHandler forwards an informer's events, tombstones unwrapped.

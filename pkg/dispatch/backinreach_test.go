@@ -80,7 +80,7 @@ func TestAJobCopyTheInformerHasNotShownHoldsTheJobBack(t *testing.T) {
 	w2 := fakeClient(interceptor.Funcs{}, workloadCopy(remoteCopy().Admit(t0)))
 	manager := fakeClient(interceptor.Funcs{}, managerObjects(wl, trainJob().Obj())...)
 	r := newReconciler(manager, fakeRemotes{"w1": newWorker("w1", w1, w1), "w2": newWorker("w2", w2, w2)})
-	r.created.add("w1", trainer.TrainJobKind, wl.UID, "job-copy-uid", now.Add(-time.Second))
+	r.created.add("w1", trainer.TrainJobKind, wl.UID, "job-copy-uid", "7", now.Add(-time.Second))
 
 	res, err := r.Reconcile(context.Background(), reconcile.Request{NamespacedName: client.ObjectKeyFromObject(wl)})
 	if err != nil {

@@ -235,7 +235,8 @@ func (r *Reconciler) observe(ctx context.Context, wl *kueue.Workload, ref checkR
 			// informer has not shown yet (its watch starting again after
 			// the worker's API server came back, say) may be running, and
 			// no delete found it: it counts as an old copy until the
-			// informer shows it, which its event follows, or createdTTL.
+			// informer shows it, which its event follows, or has read past
+			// its create without it (stillUnseen).
 			// Found by the soak (docs/soak.md, finding 18).
 			rs.OldJob = true
 			o.Remotes[name] = rs

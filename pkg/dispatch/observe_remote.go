@@ -84,7 +84,7 @@ func (r *Reconciler) remoteState(ctx context.Context, remote *cluster.Remote, wl
 				return rs, err
 			}
 			rs.OldJob, rs.Remnant, rs.RemnantUnknown, rs.Held = rem.left, rem.left, rem.unknown, rem.held
-			rs.unseenJob = r.createdLately(remote.Name, job.adapter.GVK().Kind, wl.UID)
+			rs.unseenJob = r.createdLately(remote.Name, job.adapter.GVK(), wl.UID)
 		case err != nil:
 			return rs, err
 		case r.deleted.has(copy.GetUID(), now):

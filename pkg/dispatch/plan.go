@@ -111,8 +111,8 @@ type Remote struct {
 	Forward *adapter.Forwarding
 	// jobCopy is the job copy as the informer has it.
 	jobCopy *unstructured.Unstructured
-	// unseenJob: Courier created a job copy there within createdTTL that
-	// the informer has not shown yet (see observe).
+	// unseenJob: Courier created a job copy there that the informer has
+	// not shown yet, and that still counts (stillUnseen; see observe).
 	unseenJob bool
 }
 

@@ -162,7 +162,7 @@ func (r *Reconciler) act(ctx context.Context, wl *kueue.Workload, check kueue.Ad
 		}
 	}
 	status := p.Status
-	if p.CreateJob != "" && job.adapter != nil && r.createdLately(p.CreateJob, job.adapter.GVK().Kind, wl.UID) {
+	if p.CreateJob != "" && job.adapter != nil && r.createdLately(p.CreateJob, job.adapter.GVK(), wl.UID) {
 		result.RequeueAfter = soonest(result.RequeueAfter, createdTTL) // As for Workload copies above.
 	} else if back := r.backInReach(p.Unreached); p.CreateJob != "" && back != "" {
 		// The plan could not see what that worker holds, an earlier copy

@@ -111,7 +111,7 @@ type creation struct {
 // createOn creates wl's copies on the clusters, on all at once.
 func (r *Reconciler) createOn(ctx context.Context, clusters []string, wl *kueue.Workload) []creation {
 	return onEach(clusters, func(c string) creation {
-		if r.createdLately(c, workloadGVK.Kind, wl.UID) {
+		if r.createdLately(c, workloadGVK, wl.UID) {
 			return creation{lately: true}
 		}
 		ev, err := r.createWorkloadCopy(ctx, c, wl)
@@ -132,7 +132,7 @@ func (r *Reconciler) createWorkloadCopy(ctx context.Context, c string, wl *kueue
 	switch {
 	case err == nil:
 		r.assumed.add(c, wl.UID, queueOf(wl), podSetsOf(wl), r.now())
-		r.created.add(c, workloadGVK.Kind, wl.UID, copy.UID, r.now())
+		r.created.add(c, workloadGVK.Kind, wl.UID, copy.UID, copy.ResourceVersion, r.now())
 		return nil, nil
 	case apierrors.IsAlreadyExists(err):
 		existing := &kueue.Workload{}
@@ -188,7 +188,7 @@ func (r *Reconciler) createJob(ctx context.Context, c string, wl *kueue.Workload
 		err := remote.Client.Create(ctx, copy)
 		if err == nil {
 			if copy == jobCopy {
-				r.created.add(c, job.adapter.GVK().Kind, wl.UID, copy.GetUID(), r.now())
+				r.created.add(c, job.adapter.GVK().Kind, wl.UID, copy.GetUID(), copy.GetResourceVersion(), r.now())
 				metrics.Dispatched(c)
 			}
 			continue

@@ -53,6 +53,25 @@ func (l *changeLog) reset() {
 	l.seen, l.early = nil, nil
 }
 
+// runCache runs a cache of worker connections until the spec ends,
+// connected to worker under name.
+func runCache(workers *cluster.Cache, name string, worker *framework.Cluster) {
+	GinkgoHelper()
+	running, stop := context.WithCancel(context.Background())
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		_ = workers.Start(running)
+	}()
+	DeferCleanup(func() {
+		stop()
+		<-stopped
+	})
+	kubeconfig, err := worker.Kubeconfig(framework.AdminUser)
+	Expect(err).NotTo(HaveOccurred())
+	workers.Connect(name, kubeconfig, worker.RestConfig(framework.AdminUser))
+}
+
 // A pass a worker's change brings can act on the worker only if the worker
 // counts as connected then. A worker that comes back holds the copies of
 // jobs dispatched elsewhere while it was lost, and nothing but their
@@ -79,19 +98,7 @@ var _ = Describe("A worker's changes", func() {
 				log.add(obj.GetName(), err == nil)
 			},
 		})
-		running, stop := context.WithCancel(context.Background())
-		stopped := make(chan struct{})
-		go func() {
-			defer close(stopped)
-			_ = workers.Start(running)
-		}()
-		DeferCleanup(func() {
-			stop()
-			<-stopped
-		})
-		kubeconfig, err := worker.Kubeconfig(framework.AdminUser)
-		Expect(err).NotTo(HaveOccurred())
-		workers.Connect(name, kubeconfig, worker.RestConfig(framework.AdminUser))
+		runCache(workers, name, worker)
 
 		Eventually(log.names).WithTimeout(30 * time.Second).Should(ContainElement(held.Name))
 		Expect(log.outOfReach()).To(BeEmpty(), "changes delivered before the worker counted as connected")
@@ -112,5 +119,31 @@ var _ = Describe("A worker's changes", func() {
 
 		Eventually(log.names).WithTimeout(time.Minute).Should(ContainElement(held.Name))
 		Expect(log.outOfReach()).To(BeEmpty(), "changes delivered before the worker counted as connected again")
+	})
+
+	// Courier holds a job back while a job copy it created may run unseen:
+	// until the worker's informer has read up to its create (soak.md,
+	// finding 18).
+	It("says whether a worker's informer has read up to a write", func(ctx context.Context) {
+		worker := env.Workers[1]
+		ns, err := worker.CreateNamespace(ctx, "reached")
+		Expect(err).NotTo(HaveOccurred())
+		const origin, name = "reached-spec", "reached"
+		gvk := kueue.SchemeGroupVersion.WithKind("Workload")
+		workers := cluster.NewCache(cluster.Options{Origin: origin, Scheme: framework.Scheme, Kinds: []schema.GroupVersionKind{gvk}})
+		runCache(workers, name, worker)
+		var remote *cluster.Remote
+		Eventually(func() (err error) {
+			remote, err = workers.Get(name)
+			return err
+		}).WithTimeout(30 * time.Second).Should(Succeed())
+
+		made := kueuetesting.MakeWorkload("made", ns.Name).Obj()
+		made.Labels = map[string]string{courierv1alpha1.OriginLabel: origin}
+		Expect(remote.Client.Create(ctx, made)).To(Succeed())
+		Expect(remote.Reached(gvk, made.ResourceVersion+"0")).To(BeFalse(), "a version past every write so far")
+		Eventually(func() bool { return remote.Reached(gvk, made.ResourceVersion) }).Should(BeTrue())
+		Eventually(func() error { return remote.Client.Get(ctx, client.ObjectKeyFromObject(made), &kueue.Workload{}) }).Should(Succeed())
+		Expect(remote.Reached(kueue.SchemeGroupVersion.WithKind("LocalQueue"), "1")).To(BeTrue(), "no informer of the kind: the caller falls back on time")
 	})
 })
