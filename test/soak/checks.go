@@ -190,23 +190,28 @@ func lostWorkerAllows(a, b interval, lost []lostWindow, lostTimeout time.Duratio
 	}
 	slices.SortFunc(windows, func(x, y lostWindow) int { return x.Start.Compare(y.Start) })
 	for i, w := range windows {
-		if moved.dispatched.Before(w.Start.Add(lostTimeout)) || moved.dispatched.After(w.End) {
-			continue
-		}
-		back := w.End
-		for _, next := range windows[i+1:] {
-			if !stale.end.After(back.Add(lostTimeout)) || next.Start.After(back.Add(lostTimeout)) {
-				break
-			}
-			if next.End.After(back) {
-				back = next.End
-			}
-		}
-		if !stale.end.After(back.Add(lostTimeout)) {
+		if !moved.dispatched.Before(w.Start.Add(lostTimeout)) && !moved.dispatched.After(w.End) &&
+			!stale.end.After(backForGood(windows[i:], lostTimeout).Add(lostTimeout)) {
 			return true
 		}
 	}
 	return false
+}
+
+// backForGood is when a worker came back from the first of its lost
+// windows, sorted by start, for longer than lostTimeout: a window that
+// began sooner after a return extends the loss.
+func backForGood(windows []lostWindow, lostTimeout time.Duration) time.Time {
+	back := windows[0].End
+	for _, next := range windows[1:] {
+		if next.Start.After(back.Add(lostTimeout)) {
+			break
+		}
+		if next.End.After(back) {
+			back = next.End
+		}
+	}
+	return back
 }
 
 func clock(t time.Time) string { return t.Format("15:04:05.000") }
