@@ -188,6 +188,7 @@ func runSoak(ctx context.Context, args []string) error {
 	fs.DurationVar(&opts.Timeout, "timeout", opts.Timeout, "Time limit, once the faults are over, for every job to finish.")
 	fs.DurationVar(&opts.WaitBound, "wait-bound", opts.WaitBound, "Longest a job may wait with no copy once the faults are over.")
 	fs.BoolVar(&opts.Keep, "keep", false, "Leave the environment up at the end; bin/courier-local down --dir DIR stops it.")
+	fs.IntVar(&opts.CourierLogLevel, "courier-log-level", opts.CourierLogLevel, "Courier's log verbosity: 2 logs its lifecycle, 4 each pass's plan.")
 	if help, err := parse(fs, args); help || err != nil {
 		return err
 	}

@@ -46,15 +46,18 @@ type Options struct {
 	WaitBound time.Duration `json:"waitBound"`
 	// Keep leaves the environment up at the end.
 	Keep bool `json:"keep"`
+	// CourierLogLevel is Courier's log verbosity: 2, its lifecycle, by
+	// default; 4 adds each pass's plan, to read a broken invariant's path.
+	CourierLogLevel int `json:"courierLogLevel"`
 }
 
 // Full is the soak of `make soak`; Short the seeded CI variant of `make
 // soak-short`, one fault of each kind.
 var (
 	Full = Options{Jobs: 500, Rate: 1, MaxRunFor: time.Minute, Faults: 36, Seed: 14,
-		Timeout: 10 * time.Minute, WaitBound: time.Minute}
+		Timeout: 10 * time.Minute, WaitBound: time.Minute, CourierLogLevel: 2}
 	Short = Options{Jobs: 60, Rate: 0.4, MaxRunFor: 30 * time.Second, Faults: len(Kinds), Seed: 14,
-		Timeout: 4 * time.Minute, WaitBound: time.Minute}
+		Timeout: 4 * time.Minute, WaitBound: time.Minute, CourierLogLevel: 2}
 )
 
 func (o Options) validate() error {

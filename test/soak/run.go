@@ -43,10 +43,11 @@ func Run(ctx context.Context, opts Options, out io.Writer) (err error) {
 	fmt.Fprintf(out, "courier-bench soak: %d jobs at %g/s, %d faults, seed %d, on a manager and %d workers; %d CPUs; environment in %s\n",
 		opts.Jobs, opts.Rate, opts.Faults, opts.Seed, workers, runtime.NumCPU(), opts.Dir)
 	began := time.Now()
-	// Courier logs its lifecycle (V(2): placements, jobs held back, copies
-	// removed), so that a broken invariant's path can be read afterwards.
+	// Courier logs at least its lifecycle (V(2): placements, jobs held
+	// back, copies removed), so that a broken invariant's path can be read
+	// afterwards.
 	env, err := localcluster.Up(ctx, localcluster.Options{Dir: opts.Dir, Bin: opts.Bin, Workers: workers,
-		GPUNodes: gpuNodes, GPUsPerNode: gpusPerNode, CourierLogLevel: 2}, logf)
+		GPUNodes: gpuNodes, GPUsPerNode: gpusPerNode, CourierLogLevel: max(opts.CourierLogLevel, 2)}, logf)
 	if err != nil {
 		return err
 	}
