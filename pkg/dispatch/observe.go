@@ -170,6 +170,8 @@ func (r *Reconciler) observe(ctx context.Context, wl *kueue.Workload, ref checkR
 		if err := a.Check(job); errors.As(err, &rej) {
 			o.Rejection = rej.Message
 		}
+		o.JobEnd = a.Outcome(job)
+		o.jobBehind = r.written.behind(job.GetUID(), job.GetResourceVersion(), o.Now)
 	}
 	info.obj, info.adapter = job, a
 	if ref.ac != nil {

@@ -31,6 +31,13 @@ type Observed struct {
 	ChecksNotReady []string
 	// JobMissing: the Workload's job is gone from the manager.
 	JobMissing bool
+	// JobEnd is how the manager's job ended, as its status says, if it
+	// did: Courier mirrored a worker copy's final status onto it. That
+	// status is final; the job is neither dispatched nor mirrored again.
+	JobEnd adapter.Outcome
+	// jobBehind: the cache shows the manager's job as it was before Courier
+	// mirrored its end; a plan now could dispatch it again.
+	jobBehind bool
 	// Rejection says why the job must not be dispatched, if so.
 	Rejection string
 	// Misconfigured says why nothing may be dispatched for now, if so.
@@ -239,12 +246,15 @@ type Event struct {
 //     remove every copy Courier can reach, clear the nomination, and clear
 //     the job's mirrored activity so that Kueue can release the quota.
 //  3. A check in Retry or Rejected: wait for Kueue to evict.
-//  4. A placement recorded for this admission (or a clusterName without
+//  4. A manager job whose status shows its end: finish the Workload, and
+//     remove every copy that is not where the end came from (see
+//     planJobEnded).
+//  5. A placement recorded for this admission (or a clusterName without
 //     one, from before records existed): carry it through on that worker
 //     alone (see planPlaced).
-//  5. A placement of an earlier admission: its copies must be gone, or
+//  6. A placement of an earlier admission: its copies must be gone, or
 //     its worker lost, before anything is dispatched again.
-//  6. Otherwise the job is not placed yet (see planUnplaced).
+//  7. Otherwise the job is not placed yet (see planUnplaced).
 func plan(o Observed) Plan {
 	p := planFor(o)
 	for _, r := range o.Remotes {
@@ -273,6 +283,8 @@ func planFor(o Observed) Plan {
 		return planEnded(o)
 	case o.Check.State == kueue.CheckStateRetry || o.Check.State == kueue.CheckStateRejected:
 		return Plan{}
+	case o.JobEnd.Finished:
+		return planJobEnded(o)
 	}
 	if cluster := livePlacement(o); cluster != "" {
 		return planPlaced(o, cluster)

@@ -5,10 +5,14 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
+	"github.com/courierdev/courier/pkg/adapter"
 	kueuetesting "github.com/courierdev/courier/pkg/testing/kueue"
 )
+
+const jobEndedMsg = "The job's status on the manager shows its end; the workload is not dispatched again."
 
 // The rows of Workloads that finished, ended on the manager, or come back
 // after an eviction.
@@ -47,6 +51,42 @@ func TestPlanEnds(t *testing.T) {
 			o: Observed{Workload: local().Nominated("a").Condition(kueue.WorkloadFinished, metav1.ConditionTrue, "Succeeded", t0).Obj(),
 				Check: pendingCheck, Health: connected},
 			want: Plan{Status: &StatusChange{State: kueue.CheckStateReady, Message: "The workload finished."}},
+		},
+		// Soak finding 23: a worker counted lost came back with a copy that
+		// had run to its end; its final status reached the manager's job,
+		// and a pass before Kueue finished the Workload dispatched it again.
+		"the manager's job ended, the Workload not finished yet: finished with the job's outcome, not dispatched again": {
+			o: Observed{Workload: local().Nominated("a", "b").Obj(), Check: pendingCheck, Candidates: both, Health: connected, Now: now,
+				JobEnd:  adapter.Outcome{Finished: true, Message: "Job completed"},
+				Remotes: map[string]Remote{"a": {Workload: copyOf().Obj()}, "b": {Workload: copyOf().Obj()}}},
+			want: Plan{Delete: []string{"a", "b"},
+				Status: &StatusChange{State: kueue.CheckStateReady, Message: jobEndedMsg,
+					Finished: &metav1.Condition{Type: kueue.WorkloadFinished, Status: metav1.ConditionTrue, Reason: "Succeeded", Message: "Job completed"}},
+				Events: []Event{{Type: "Normal", Reason: "Finished", Message: jobEndedMsg + " Job completed"}}},
+		},
+		"the manager's job failed, the Workload placed on a worker whose copy runs: the run stops, finished as failed": {
+			o: Observed{Workload: local().ClusterName("b").Obj(), Check: readyCheck, Placement: &Placement{Cluster: "b"}, Health: connected,
+				JobEnd:  adapter.Outcome{Finished: true, Failed: true},
+				Remotes: map[string]Remote{"b": {HasJob: true, Workload: copyOf().Admit(t0).Obj()}}},
+			want: Plan{Delete: []string{"b"},
+				Status: &StatusChange{State: kueue.CheckStateReady, Message: jobEndedMsg, ClusterName: ptr.To("b"),
+					Finished: &metav1.Condition{Type: kueue.WorkloadFinished, Status: metav1.ConditionTrue, Reason: "Failed", Message: "The job ended."}},
+				Events: []Event{{Type: "Normal", Reason: "Finished", Message: jobEndedMsg + " The job ended."}}},
+		},
+		"the manager's job ended from the placed worker's copy, Courier's Finished not written yet: finished there as usual": {
+			o: Observed{Workload: local().ClusterName("a").Obj(), Check: readyCheck, Placement: &Placement{Cluster: "a"}, Health: connected,
+				JobEnd: adapter.Outcome{Finished: true},
+				Remotes: map[string]Remote{"a": {HasJob: true, JobMirrored: true, FinalMirrored: true, JobOutcome: adapter.Outcome{Finished: true},
+					Workload: copyOf().Admit(t0).Condition(kueue.WorkloadFinished, metav1.ConditionTrue, "Succeeded", t0).Obj()}}},
+			want: Plan{
+				Status: &StatusChange{State: kueue.CheckStateReady, ClusterName: ptr.To("a"), Message: `The workload finished on worker "a".`,
+					Finished: &metav1.Condition{Type: kueue.WorkloadFinished, Status: metav1.ConditionTrue, Reason: "Succeeded", Message: "Succeeded"}},
+				Events: []Event{{Type: "Normal", Reason: "Finished", Message: `The workload finished on worker "a". Succeeded`}}},
+		},
+		"the manager's job ended, its Workload evicted meanwhile: the copies go, nothing is dispatched": {
+			o: Observed{Workload: local().Condition(kueue.WorkloadEvicted, metav1.ConditionTrue, "AdmissionCheck", t0).Obj(), Check: pendingCheck,
+				JobEnd: adapter.Outcome{Finished: true}, Health: connected, Remotes: map[string]Remote{"a": {HasJob: true, JobOutcome: adapter.Outcome{Finished: true}}}},
+			want: Plan{Delete: []string{"a"}, ClearJobActivity: true},
 		},
 		"evicted on the manager: every copy goes, the job's activity is cleared": {
 			o: Observed{Workload: local().ClusterName("a").Condition(kueue.WorkloadEvicted, metav1.ConditionTrue, "Preempted", t0).Obj(),

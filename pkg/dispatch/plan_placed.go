@@ -75,6 +75,45 @@ func planEnded(o Observed) Plan {
 	return p
 }
 
+// planJobEnded: the manager's job shows its end, which Courier mirrored
+// from a worker's copy, and Kueue has not finished the Workload yet:
+// Courier's own write of Finished was refused, or the end came from a copy
+// an earlier placement left on a worker that was counted lost and came
+// back. The end stands: nothing is dispatched again, and no other copy's
+// status is mirrored onto it, which the job's API would refuse for ever.
+// The placed worker's ended copy carries the placement through as usual;
+// otherwise the Workload finishes with the job's outcome, and every copy
+// goes, stopping a run that should not be. Found by the soak (docs/soak.md,
+// finding 23).
+func planJobEnded(o Observed) Plan {
+	wl := o.Workload
+	if c := livePlacement(o); c != "" && endedOn(o.Remotes[c]) {
+		return planPlaced(o, c)
+	}
+	fin := &metav1.Condition{Type: kueue.WorkloadFinished, Status: metav1.ConditionTrue, Reason: kueue.WorkloadFinishedReasonSucceeded, Message: o.JobEnd.Message}
+	if o.JobEnd.Failed {
+		fin.Reason = kueue.WorkloadFinishedReasonFailed
+	}
+	if fin.Message == "" {
+		fin.Message = "The job ended."
+	}
+	msg := "The job's status on the manager shows its end; the workload is not dispatched again."
+	p := Plan{Delete: withCopies(o.Remotes, ""),
+		Status: &StatusChange{State: kueue.CheckStateReady, Message: msg, ClusterName: wl.Status.ClusterName, Finished: fin},
+		Events: []Event{{Type: "Normal", Reason: courier.EventFinished, Message: msg + " " + fin.Message}}}
+	if !o.HasCheck {
+		p.Status.State, p.Status.Message = "", ""
+	}
+	return p
+}
+
+// endedOn reports whether a worker's copies show the job's end: its job
+// copy, or its Workload copy, which the worker's Kueue finishes once it saw
+// the job's end.
+func endedOn(r Remote) bool {
+	return (r.HasJob && r.JobOutcome.Finished) || (r.Workload != nil && isTrue(r.Workload.Status.Conditions, kueue.WorkloadFinished))
+}
+
 // copiesGone reports whether worker c is known to hold no copy of the
 // Workload: connected and holding none, or lost for workerLostTimeout.
 func copiesGone(o Observed, c string) bool {

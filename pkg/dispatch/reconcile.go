@@ -29,7 +29,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return r.removeEverywhere(ctx, req.Namespace, req.Name)
 	}
 	log := ctrl.LoggerFrom(ctx)
-	if r.written.stale(wl.UID, wl.ResourceVersion, r.now()) {
+	if r.written.behind(wl.UID, wl.ResourceVersion, r.now()) {
 		// Courier's own last write, or the one that refused Courier's, is
 		// not in the cache yet; its event brings the next pass (see
 		// ownWrites). The requeue is only a backstop.
@@ -56,6 +56,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	o, job, err := r.observe(ctx, wl, ref, placement)
 	if err != nil {
 		return reconcile.Result{}, err
+	}
+	if o.jobBehind {
+		// Its status events do not bring passes (jobChanged): look again
+		// soon.
+		return reconcile.Result{RequeueAfter: requeueSoon}, nil
 	}
 	p := plan(o)
 	log.V(4).Info("Planned dispatch", "check", o.Check.State, "placement", o.Placement, "delete", p.Delete, "create", p.Create,
@@ -124,7 +129,11 @@ func (r *Reconciler) act(ctx context.Context, wl *kueue.Workload, check kueue.Ad
 	}
 	r.recordOnJob(job, jobEvents)
 	if p.ClearJobActivity && job.obj != nil {
-		if err := r.clearActivity(ctx, job); err != nil {
+		if err := r.clearActivity(ctx, job); apierrors.IsConflict(err) {
+			// The job changed since the cache showed it: plan again on the
+			// newer version.
+			return reconcile.Result{RequeueAfter: requeueSoon}, nil
+		} else if err != nil {
 			return reconcile.Result{}, fmt.Errorf("clearing the job's mirrored activity: %w", err)
 		}
 	}

@@ -6,7 +6,9 @@ package dispatch
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
@@ -46,6 +48,34 @@ func TestAPassOnAVersionCourierWroteOverWritesNothing(t *testing.T) {
 	reconcileOnce(t, r)
 	if writes == 0 {
 		t.Error("no status write once the cache is current")
+	}
+}
+
+// Courier gave the job's worker up (its check in Retry) while the manager's
+// Workload informer had stopped delivering: the manager's API server had
+// restarted, and its reflector listed again only 50 s later (the soak,
+// finding 23). The worker came back meanwhile with the job's copy finished.
+// A pass on the version Courier wrote over must not carry that placement
+// through, mirroring the copy's end onto the job Kueue is about to admit
+// again, however long the cache stays behind.
+func TestAPassOnAVersionCourierWroteOverLongAgoMirrorsNothing(t *testing.T) {
+	finished, _, complete, wl, local := finishedOnW1()
+	var writes []string
+	manager := fakeClient(interceptor.Funcs{SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, p client.Patch, opts ...client.SubResourcePatchOption) error {
+		writes = append(writes, fmt.Sprintf("%T", obj))
+		return c.SubResource(sub).Patch(ctx, obj, p, opts...)
+	}}, managerObjects(wl, local)...)
+	w1 := fakeClient(interceptor.Funcs{}, workloadCopy(finished()), jobCopy(t, complete))
+	r := newReconciler(manager, fakeRemotes{"w1": newWorker("w1", w1, w1)})
+	cached := &kueue.Workload{}
+	if err := manager.Get(context.Background(), client.ObjectKeyFromObject(wl), cached); err != nil {
+		t.Fatal(err)
+	}
+	r.written.note(cached.UID, cached.ResourceVersion, now.Add(-50*time.Second))
+
+	reconcileOnce(t, r)
+	if len(writes) != 0 {
+		t.Errorf("status writes on a version Courier wrote over 50 s ago: %v, want none", writes)
 	}
 }
 

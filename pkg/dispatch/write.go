@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -56,8 +57,17 @@ func (r *Reconciler) writeStatus(ctx context.Context, wl *kueue.Workload, check 
 		r.noteConflict(wl, version, err)
 		return fmt.Errorf("patching Workload status: %w", err)
 	}
-	r.written.note(wl.UID, version, r.now())
+	r.wroteOver(wl, version)
 	return nil
+}
+
+// wroteOver remembers that Courier's write replaced version of wl, unless
+// the API server stored nothing new: no event follows a write that changed
+// nothing, and a pass waiting for one would wait for writtenTTL.
+func (r *Reconciler) wroteOver(obj metav1.Object, version string) {
+	if obj.GetResourceVersion() != version {
+		r.written.note(obj.GetUID(), version, r.now())
+	}
 }
 
 // writePlacement records p on the manager Workload, or removes the record
@@ -82,7 +92,7 @@ func (r *Reconciler) writePlacement(ctx context.Context, wl *kueue.Workload, p *
 		r.noteConflict(wl, version, err)
 		return fmt.Errorf("recording the placement: %w", err)
 	}
-	r.written.note(wl.UID, version, r.now())
+	r.wroteOver(wl, version)
 	if p != nil {
 		ctrl.LoggerFrom(ctx).V(2).Info("Placing workload", "cluster", p.Cluster, "evictions", p.Evictions)
 		metrics.Placed(p.Cluster)
@@ -302,20 +312,47 @@ func (r *Reconciler) finalSync(ctx context.Context, c string, wl *kueue.Workload
 	return nil
 }
 
-// mirror makes the manager job's status equal to the worker copy's.
+// mirror makes the manager job's status equal to the worker copy's. Once
+// that status shows the job's end, it stands: the job's API refuses to take
+// an end back, or to replace it with another run's (a copy a worker counted
+// lost ran meanwhile), for ever, and the refusal is not retried. A mirror
+// that ends the job is awaited by the next pass (see ownWrites), which
+// must not dispatch the job again from a cache behind it.
 func (r *Reconciler) mirror(ctx context.Context, job jobInfo, copy *unstructured.Unstructured) error {
 	data, err := job.adapter.StatusPatch(job.obj, copy)
 	if err != nil {
 		return err
 	}
-	return r.patchJobStatus(ctx, job.obj, data)
+	ended, version := job.adapter.Outcome(job.obj).Finished, job.obj.GetResourceVersion()
+	if err := r.patchJobStatus(ctx, job.obj, data); err != nil {
+		if ended && apierrors.IsInvalid(err) {
+			ctrl.LoggerFrom(ctx).V(2).Info("Keeping the manager job's final status: the worker's copy differs", "copy", klog.KObj(copy), "copyUID", copy.GetUID(), "refusal", err.Error())
+			return nil
+		}
+		return err
+	}
+	if !ended && job.adapter.Outcome(job.obj).Finished {
+		r.wroteOver(job.obj, version)
+	}
+	return nil
 }
 
-// clearActivity removes the manager job's mirrored activity.
+// clearActivity removes the manager job's mirrored activity. The patch is
+// decided on the cached job, and guarded by its version: from a cache
+// behind a final status it would strip the final counts. The soak saw
+// manager TrainJobs left "Complete" without their jobsStatus.
 func (r *Reconciler) clearActivity(ctx context.Context, job jobInfo) error {
 	data, err := job.adapter.ClearActivityPatch(job.obj)
-	if err != nil {
+	if err != nil || data == nil {
 		return err
+	}
+	var patch map[string]any
+	if err := json.Unmarshal(data, &patch); err != nil {
+		return fmt.Errorf("decoding the status patch: %w", err)
+	}
+	patch["metadata"] = map[string]any{"resourceVersion": job.obj.GetResourceVersion()}
+	if data, err = json.Marshal(patch); err != nil {
+		return fmt.Errorf("encoding the status patch: %w", err)
 	}
 	return r.patchJobStatus(ctx, job.obj, data)
 }

@@ -8,9 +8,14 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 )
 
-// writtenTTL bounds how long Courier remembers its own writes: far longer
-// than the manager's informer takes to deliver them.
-const writtenTTL = 10 * time.Second
+// writtenTTL bounds how long Courier remembers its own writes when the
+// cache never shows that it caught up (the Workload deleted meanwhile,
+// say): far longer than the manager's informer takes to deliver them, even
+// when its watch broke and it lists again after a backoff. The soak saw a
+// cache 50 s behind after the manager's API server restarted (docs/soak.md,
+// finding 23); a pass that acted on it once the memory of Courier's write
+// had expired took a placement Courier had given up for a live one.
+const writtenTTL = 5 * time.Minute
 
 // afterConflict is when a pass whose write on a manager Workload was
 // refused looks again. The newer version's event may have come before the
@@ -80,6 +85,22 @@ func (w *ownWrites) note(uid types.UID, replaced string, now time.Time) {
 func (w *ownWrites) stale(uid types.UID, version string, now time.Time) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	return w.staleLocked(uid, version, now)
+}
+
+// behind is stale for a pass: it also forgets uid's writes once the cache
+// shows a version none of them replaced, which holds them all.
+func (w *ownWrites) behind(uid types.UID, version string, now time.Time) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.staleLocked(uid, version, now) {
+		return true
+	}
+	delete(w.byUID, uid)
+	return false
+}
+
+func (w *ownWrites) staleLocked(uid types.UID, version string, now time.Time) bool {
 	ow, ok := w.byUID[uid]
 	return ok && now.Sub(ow.at) <= writtenTTL && slices.Contains(ow.replaced, version)
 }

@@ -30,10 +30,11 @@ func TestOwnWrites(t *testing.T) {
 		at      time.Time
 		want    bool
 	}{
-		"the version the first write of a pass replaced": {version: "10", at: t0.Add(time.Second), want: true},
-		"the version the second write replaced":          {version: "11", at: t0.Add(time.Second), want: true},
-		"the version Courier wrote":                      {version: "12", at: t0.Add(time.Second)},
-		"long after the writes":                          {version: "11", at: t0.Add(time.Second + writtenTTL + time.Millisecond)},
+		"the version the first write of a pass replaced":                {version: "10", at: t0.Add(time.Second), want: true},
+		"the version the second write replaced":                         {version: "11", at: t0.Add(time.Second), want: true},
+		"the version Courier wrote":                                     {version: "12", at: t0.Add(time.Second)},
+		"a cache 50 s behind, after the manager's API server restarted": {version: "11", at: t0.Add(51 * time.Second), want: true},
+		"long after the writes":                                         {version: "11", at: t0.Add(time.Second + writtenTTL + time.Millisecond)},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -57,6 +58,44 @@ func TestOwnWritesForgetsExpiredWorkloads(t *testing.T) {
 	}
 	if _, ok := w.byUID["recent"]; !ok {
 		t.Error("a Workload written within the TTL is forgotten")
+	}
+}
+
+// Once a pass reads a version none of Courier's writes replaced, the cache
+// holds them all: they are forgotten, however recent.
+func TestOwnWritesForgottenOnceTheCacheCaughtUp(t *testing.T) {
+	w := newOwnWrites()
+	w.note("wl", "10", t0)
+	w.note("wl", "11", t0)
+	if !w.behind("wl", "11", t0) {
+		t.Fatal("a version Courier wrote over is not behind")
+	}
+	if w.behind("wl", "12", t0) {
+		t.Fatal("the version Courier wrote is behind")
+	}
+	if _, ok := w.byUID["wl"]; ok {
+		t.Error("the writes are remembered after the cache caught up with them")
+	}
+}
+
+// A write the API server stored nothing new for brings no event: a pass
+// must not wait for one.
+func TestWroteOver(t *testing.T) {
+	cases := map[string]struct {
+		stored string
+		want   bool
+	}{
+		"a write that stored a new version": {stored: "11", want: true},
+		"a write that changed nothing":      {stored: "10"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			r := &Reconciler{written: newOwnWrites(), now: func() time.Time { return t0 }}
+			r.wroteOver(&metav1.ObjectMeta{UID: "wl", ResourceVersion: tc.stored}, "10")
+			if got := r.written.stale("wl", "10", t0); got != tc.want {
+				t.Errorf("the version written over is awaited: %v, want %v", got, tc.want)
+			}
+		})
 	}
 }
 
