@@ -52,6 +52,23 @@ func ControllersDown(dir, cluster string) ([]string, error) {
 	return down, nil
 }
 
+// PeersDown names the recorded peer processes of a cluster (its Kueue,
+// Trainer, JobSet) that exited, as "<cluster>/<peer>" for RestartProcess.
+func PeersDown(dir, cluster string) ([]string, error) {
+	state, err := LoadState(dir)
+	if err != nil {
+		return nil, err
+	}
+	var down []string
+	for _, pr := range []peer{kueuePeer, trainerPeer, jobsetPeer} {
+		name := cluster + "/" + pr.name
+		if p, err := state.process(name); err == nil && !p.alive() {
+			down = append(down, name)
+		}
+	}
+	return down, nil
+}
+
 // signalAPIServer sends sig to a cluster's API server.
 func signalAPIServer(dir, cluster string, sig syscall.Signal) (int, error) {
 	pid, err := apiServerPID(dir, cluster)

@@ -180,8 +180,22 @@ func (in *injector) superviseControllers(ctx context.Context, locks map[string]*
 	}
 }
 
-// reviveControllers starts a cluster's controllers again if they exited.
+// reviveControllers starts a cluster's controllers again if they exited,
+// and its peers (Kueue, Trainer, JobSet): one restarted while its API
+// server was slow exits at startup, and a kubelet would start it again
+// (docs/soak.md, finding 24).
 func (in *injector) reviveControllers(cluster string) error {
+	peers, err := localcluster.PeersDown(in.env.Dir, cluster)
+	if err != nil {
+		return err
+	}
+	for _, name := range peers {
+		p, err := localcluster.RestartProcess(in.env.Dir, name)
+		if err != nil {
+			return err
+		}
+		in.logf("Starting %s again, as PID %d: it exited", name, p.PID)
+	}
 	down, err := localcluster.ControllersDown(in.env.Dir, cluster)
 	if err != nil || len(down) == 0 {
 		return err

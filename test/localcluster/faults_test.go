@@ -1,0 +1,48 @@
+package localcluster
+
+import (
+	"os"
+	"os/exec"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// The soak's supervisor starts again the peers that exited, as a kubelet
+// would: a Kueue restarted while its API server was slow exits at startup.
+func TestPeersDown(t *testing.T) {
+	exited := exec.Command("true")
+	if err := exited.Run(); err != nil {
+		t.Fatal(err)
+	}
+	dead, live := exited.Process.Pid, os.Getpid()
+	dir := t.TempDir()
+	state := &State{Processes: []*Process{
+		{Name: "worker-1/kueue", PID: live},
+		{Name: "worker-1/trainer", PID: dead},
+		{Name: "worker-1/courier", PID: dead},
+		{Name: "worker-2/kueue", PID: dead},
+	}}
+	if err := state.save(dir); err != nil {
+		t.Fatal(err)
+	}
+	cases := map[string]struct {
+		cluster string
+		want    []string
+	}{
+		"a peer exited, another runs, Courier is not a peer": {cluster: "worker-1", want: []string{"worker-1/trainer"}},
+		"another cluster's Kueue exited":                     {cluster: "worker-2", want: []string{"worker-2/kueue"}},
+		"no peer recorded":                                   {cluster: "worker-3"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got, err := PeersDown(dir, tc.cluster)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("PeersDown (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
