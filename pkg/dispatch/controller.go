@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"time"
 
+	"golang.org/x/time/rate"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
@@ -190,7 +191,7 @@ func (r *Reconciler) SetupWithManager(mgr manager.Manager) error {
 	b := builder.ControllerManagedBy(mgr).
 		Named("dispatch").
 		For(&kueue.Workload{}, builder.WithPredicates(r.courierWorkloads(), workloadChanged(r.written, r.now))).
-		WithOptions(controller.Options{MaxConcurrentReconciles: r.opts.Concurrency}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: r.opts.Concurrency, RateLimiter: passRateLimiter()}).
 		WatchesRawSource(source.TypedChannel(r.remote, handler.TypedFuncs[remoteChange, reconcile.Request]{
 			GenericFunc: func(_ context.Context, e event.TypedGenericEvent[remoteChange], q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 				req := reconcile.Request{NamespacedName: e.Object.key}
@@ -215,4 +216,20 @@ func (r *Reconciler) SetupWithManager(mgr manager.Manager) error {
 		return err
 	}
 	return setupAdmissionChecks(mgr, r.policies, r.opts.UnservedKinds)
+}
+
+// maxErrorBackoff bounds how long a Workload whose pass failed waits for the
+// next one. controller-runtime's default doubles up to 1,000 s: a worker
+// failing for minutes held the jobs that had chosen it for a quarter of an
+// hour more after it recovered, when nothing else queued them (docs/soak.md,
+// finding 25).
+const maxErrorBackoff = time.Minute
+
+// passRateLimiter is controller-runtime's default rate limiter for the
+// passes of failed Workloads, the backoff of each capped at maxErrorBackoff.
+func passRateLimiter() workqueue.TypedRateLimiter[reconcile.Request] {
+	return workqueue.NewTypedMaxOfRateLimiter(
+		workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](5*time.Millisecond, maxErrorBackoff),
+		&workqueue.TypedBucketRateLimiter[reconcile.Request]{Limiter: rate.NewLimiter(rate.Limit(10), 100)},
+	)
 }

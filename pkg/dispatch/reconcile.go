@@ -138,6 +138,7 @@ func (r *Reconciler) act(ctx context.Context, wl *kueue.Workload, check kueue.Ad
 		}
 	}
 	var errs []error
+	passedOver := false
 	for i, res := range r.createOn(ctx, p.Create, wl) {
 		if res.lately {
 			// Created moments ago, not delivered by the informer yet. Its
@@ -150,13 +151,20 @@ func (r *Reconciler) act(ctx context.Context, wl *kueue.Workload, check kueue.Ad
 			errs = append(errs, fmt.Errorf("creating Workload copy on %s: %w", p.Create[i], res.err))
 		}
 		if res.ev != nil {
-			events, acted = append(events, *res.ev), append(acted, *res.ev)
-			result.RequeueAfter = requeueSoon
+			acted, passedOver = append(acted, *res.ev), true
 		}
 	}
+	// A pass that failed, or whose copy a worker would not take (passed
+	// over now), reports only what it did: the plan counted on copies that
+	// are not there, and the next one, made without that worker, says
+	// what it nominates.
 	if len(errs) > 0 {
-		r.record(wl, events)
+		r.record(wl, acted)
 		return reconcile.Result{}, errors.Join(errs...)
+	}
+	if passedOver {
+		r.record(wl, acted)
+		return reconcile.Result{RequeueAfter: requeueSoon}, nil
 	}
 	if p.Record != nil || p.ClearRecord {
 		if err := r.writePlacement(ctx, wl, p.Record); err != nil {
@@ -166,7 +174,7 @@ func (r *Reconciler) act(ctx context.Context, wl *kueue.Workload, check kueue.Ad
 				r.record(wl, acted)
 				return reconcile.Result{RequeueAfter: afterConflict}, nil
 			}
-			r.record(wl, events)
+			r.record(wl, acted)
 			return reconcile.Result{}, err
 		}
 	}
@@ -183,7 +191,8 @@ func (r *Reconciler) act(ctx context.Context, wl *kueue.Workload, check kueue.Ad
 	} else if p.CreateJob != "" {
 		ev, err := r.createJob(ctx, p.CreateJob, wl, job)
 		if err != nil {
-			r.record(wl, events)
+			// Not dispatched: no event says it was.
+			r.record(wl, acted)
 			return reconcile.Result{}, fmt.Errorf("creating remote job on %s: %w", p.CreateJob, err)
 		}
 		if ev != nil {

@@ -15,6 +15,9 @@ const (
 	// refusedSkip: a worker's admission or validation refused a create;
 	// the same create would be refused again until someone changes it.
 	refusedSkip = time.Minute
+	// failedSkip: a worker failed a create with a server error of its own
+	// (its Kueue's webhook unreachable, say); it may be back in a moment.
+	failedSkip = 30 * time.Second
 
 	// requeueSoon is when to look again after passing a worker over.
 	requeueSoon = time.Second

@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
 // Issue 14: a workload whose every worker was passed over (a namespace
@@ -34,5 +35,24 @@ func TestSkipNotesNext(t *testing.T) {
 				t.Errorf("next() (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// A Workload whose passes keep failing (a worker down for minutes) is
+// looked at again within maxErrorBackoff once they stop failing, not after
+// controller-runtime's 1,000 s.
+func TestPassRateLimiterCapsTheBackoff(t *testing.T) {
+	limiter := passRateLimiter()
+	req := reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "ns", Name: "wl"}}
+	var last time.Duration
+	for range 30 {
+		last = limiter.When(req)
+	}
+	if last > maxErrorBackoff {
+		t.Errorf("backoff after 30 failed passes = %s, want at most %s", last, maxErrorBackoff)
+	}
+	limiter.Forget(req)
+	if got := limiter.When(req); got > 10*time.Millisecond {
+		t.Errorf("backoff after a pass that did not fail = %s, want the first step", got)
 	}
 }

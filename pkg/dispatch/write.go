@@ -159,9 +159,23 @@ func (r *Reconciler) createWorkloadCopy(ctx context.Context, c string, wl *kueue
 			fmt.Sprintf("Namespace %q does not exist on worker %q; create it there, with LocalQueue %q, to dispatch to that worker.", wl.Namespace, c, wl.Spec.QueueName)), nil
 	case isRefused(err):
 		return r.refused(wl, c, workloadGVK.Kind, copy, err), nil
+	case isWorkerFault(err):
+		// Retrying there alone would hold every job that chose the worker
+		// for as long as it lasts; another worker may take them meanwhile.
+		// Found by the soak (docs/soak.md, finding 25).
+		return r.skip(wl, c, failedSkip, courier.EventCreateFailed, "failed to create the Workload",
+			truncate(fmt.Sprintf("Worker %q failed to create Workload %s/%s: %v. Courier passes the worker over for %s; if it lasts, check that worker's Kueue.",
+				c, wl.Namespace, wl.Name, err, failedSkip), maxNoteLength)), nil
 	default:
 		return nil, err
 	}
+}
+
+// isWorkerFault tells a create the worker failed for a reason of its own,
+// not of the object's: a server error, such as an admission webhook the
+// worker's API server cannot call.
+func isWorkerFault(err error) bool {
+	return apierrors.IsInternalError(err) || apierrors.IsServiceUnavailable(err)
 }
 
 // createJob creates the job on the worker it is placed on, after the

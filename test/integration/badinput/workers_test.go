@@ -65,6 +65,30 @@ var _ = Describe("A worker that refuses Courier's creates", func() {
 	})
 })
 
+var _ = Describe("A worker that cannot create Courier's copies", func() {
+	It("passes the worker over, with a CreateFailed event naming it and the failure, and uses the other worker", func(ctx context.Context) {
+		ns := namespaceEverywhere(ctx)
+		failing, other := env.Workers[0], env.Workers[1]
+		// The worker's Kueue is down: its webhook cannot be called.
+		webhook := admissiontesting.UnreachableWebhook("unreachable-"+rand.String(5), "kueue.x-k8s.io", "workloads",
+			&metav1.LabelSelector{MatchLabels: map[string]string{corev1.LabelMetadataName: ns}})
+		Expect(failing.Client.Create(ctx, webhook)).To(Succeed())
+		DeferCleanup(func(ctx context.Context) {
+			Expect(client.IgnoreNotFound(failing.Client.Delete(ctx, webhook))).To(Succeed())
+		})
+		Eventually(func(g Gomega) {
+			g.Expect(failing.Client.Create(ctx, probeWorkload(ns), client.DryRunAll)).To(MatchError(ContainSubstring("failed calling webhook")))
+		}).Should(Succeed())
+
+		tj := trainJob(ns).Obj()
+		wl := sim.Submit(ctx, tj)
+		expectWorkloadEvent(ctx, wl, courierv1alpha1.EventCreateFailed, `Worker "`+failing.Name+`" failed to create Workload`, "failed calling webhook")
+		Eventually(func(g Gomega) { g.Expect(copiesOn(ctx, g, wl)).To(ConsistOf(other.Name)) }).Should(Succeed())
+		kueuesim.AdmitOn(ctx, other, wl)
+		sim.ExpectCheck(ctx, wl, kueue.CheckStateReady, other.Name)
+	})
+})
+
 var _ = Describe("A namespace missing on every worker", func() {
 	It("holds the job with a NamespaceMissing event per worker, and dispatches it once the namespace exists", func(ctx context.Context) {
 		managerNS, err := env.Manager.CreateNamespace(ctx, "manager-only")
