@@ -50,7 +50,7 @@ GO_TEST_FLAGS ?=
 # test/manifests renders the chart and config/ with bin/helm and
 # bin/kustomize, and dry-runs them against kube-apiserver.
 INTEGRATION_PACKAGES := ./test/integration/... ./test/manifests/...
-UNIT_PACKAGES = $(shell go list ./... | grep -v -e /test/integration -e /test/manifests -e /e2e -e /test/localcluster)
+UNIT_PACKAGES = $(shell go list ./... | grep -v -e /test/integration -e /test/manifests -e /e2e)
 
 ##@ General
 
