@@ -95,6 +95,16 @@ func (in *injector) next() int {
 // error; the others go on.
 func (in *injector) runFaults(ctx context.Context, plan []Planned, start time.Time) []*Fault {
 	locks := map[string]*sync.Mutex{}
+	// peerLocks keep the supervisor from starting a peer that a fault
+	// stopped on purpose (kueue-restart) before the fault starts it again.
+	// They are apart from locks: the faults that wait for a running copy
+	// hold a worker's lock for up to 90 s each, back to back, and a peer
+	// that exited meanwhile must not wait for them (docs/soak.md, finding
+	// 24).
+	peerLocks := map[string]*sync.Mutex{}
+	for _, c := range append([]string{in.env.Manager}, in.env.Workers...) {
+		peerLocks[c] = &sync.Mutex{}
+	}
 	for _, w := range in.env.Workers {
 		locks[w] = &sync.Mutex{}
 	}
@@ -107,7 +117,7 @@ func (in *injector) runFaults(ctx context.Context, plan []Planned, start time.Ti
 	supervised := make(chan struct{})
 	go func() {
 		defer close(supervised)
-		in.superviseControllers(superviseCtx, locks)
+		in.superviseControllers(superviseCtx, locks, peerLocks)
 	}()
 	defer func() { stopSupervising(); <-supervised }()
 	out := make([]*Fault, len(plan))
@@ -124,6 +134,10 @@ func (in *injector) runFaults(ctx context.Context, plan []Planned, start time.Ti
 			}
 			locks[p.Target].Lock()
 			defer locks[p.Target].Unlock()
+			if l := peerLocks[p.Target]; l != nil && p.Kind == KueueRestart {
+				l.Lock()
+				defer l.Unlock()
+			}
 			if ctx.Err() != nil {
 				f.Error = "not injected: " + ctx.Err().Error()
 				return
@@ -143,13 +157,13 @@ func (in *injector) runFaults(ctx context.Context, plan []Planned, start time.Ti
 }
 
 // superviseControllers starts again, as a kubelet restarts its pods, the
-// controllers of a cluster that exited after a pause, and Courier's
-// replicas that exited, whenever no fault holds them. Without it a worker
+// controllers of a cluster that exited after a pause, the peers that
+// exited, and Courier's replicas that exited, whenever no fault holds them. Without it a worker
 // whose controllers exit a while after its API server came back runs no
 // pod and collects no garbage until the faults are over (docs/soak.md,
 // findings 4, 7 and 9), and a Courier that lost its lease while the
 // manager's API server was down stays down.
-func (in *injector) superviseControllers(ctx context.Context, locks map[string]*sync.Mutex) {
+func (in *injector) superviseControllers(ctx context.Context, locks, peerLocks map[string]*sync.Mutex) {
 	ticker := time.NewTicker(superviseEvery)
 	defer ticker.Stop()
 	for {
@@ -159,6 +173,13 @@ func (in *injector) superviseControllers(ctx context.Context, locks map[string]*
 		case <-ticker.C:
 		}
 		for _, c := range append([]string{in.env.Manager}, in.env.Workers...) {
+			if l := peerLocks[c]; l.TryLock() {
+				err := in.revivePeers(c)
+				l.Unlock()
+				if err != nil {
+					in.logf("Supervising the peers of %s: %v", c, err)
+				}
+			}
 			if l := locks[c]; l != nil && l.TryLock() { // Else a fault holds it and restores it.
 				err := in.reviveControllers(c)
 				l.Unlock()
@@ -180,11 +201,10 @@ func (in *injector) superviseControllers(ctx context.Context, locks map[string]*
 	}
 }
 
-// reviveControllers starts a cluster's controllers again if they exited,
-// and its peers (Kueue, Trainer, JobSet): one restarted while its API
-// server was slow exits at startup, and a kubelet would start it again
-// (docs/soak.md, finding 24).
-func (in *injector) reviveControllers(cluster string) error {
+// revivePeers starts a cluster's peers (Kueue, Trainer, JobSet) again if
+// they exited: one restarted while its API server was slow exits at
+// startup, and a kubelet would start it again (docs/soak.md, finding 24).
+func (in *injector) revivePeers(cluster string) error {
 	peers, err := localcluster.PeersDown(in.env.Dir, cluster)
 	if err != nil {
 		return err
@@ -196,6 +216,11 @@ func (in *injector) reviveControllers(cluster string) error {
 		}
 		in.logf("Starting %s again, as PID %d: it exited", name, p.PID)
 	}
+	return nil
+}
+
+// reviveControllers starts a cluster's controllers again if they exited.
+func (in *injector) reviveControllers(cluster string) error {
 	down, err := localcluster.ControllersDown(in.env.Dir, cluster)
 	if err != nil || len(down) == 0 {
 		return err
