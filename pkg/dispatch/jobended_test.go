@@ -106,23 +106,9 @@ func TestAPassWaitsForTheCacheToShowTheEndItMirrored(t *testing.T) {
 	finished, _, complete, wl, local := finishedOnW1()
 	conflicted := false
 	refuse := statusRefusedOnce(&conflicted)
-	var stale *unstructured.Unstructured
-	lagging := false
-	manager := fakeClient(interceptor.Funcs{
-		SubResourcePatch: refuse.SubResourcePatch,
-		Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
-			if u, ok := obj.(*unstructured.Unstructured); ok && u.GetKind() == trainer.TrainJobKind && lagging {
-				stale.DeepCopyInto(u)
-				return nil
-			}
-			return c.Get(ctx, key, obj, opts...)
-		},
-	}, managerObjects(wl, local)...)
-	stale = &unstructured.Unstructured{}
-	stale.SetGroupVersionKind(trainer.GroupVersion.WithKind(trainer.TrainJobKind))
-	if err := manager.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "tj"}, stale); err != nil {
-		t.Fatal(err)
-	}
+	cache := &laggingJob{}
+	manager := fakeClient(interceptor.Funcs{SubResourcePatch: refuse.SubResourcePatch, Get: cache.get}, managerObjects(wl, local)...)
+	stale := storedJob(t, manager)
 	w1 := fakeClient(interceptor.Funcs{}, workloadCopy(finished()), jobCopy(t, complete))
 	w2 := fakeClient(interceptor.Funcs{})
 	r := newReconciler(manager, fakeRemotes{"w1": newWorker("w1", w1, w1), "w2": newWorker("w2", w2, w2)})
@@ -140,14 +126,14 @@ func TestAPassWaitsForTheCacheToShowTheEndItMirrored(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	lagging = true
+	cache.shown = stale
 	res, err := r.Reconcile(context.Background(), req)
 	if err != nil || res.RequeueAfter != requeueSoon {
 		t.Errorf("pass on a cache behind the mirrored end = %+v, %v; want a requeue in %s", res, err, requeueSoon)
 	}
 	expectNoCopies(t, w1)
 	expectNoCopies(t, w2)
-	lagging = false
+	cache.shown = nil
 	reconcileOnce(t, r)
 	expectNoCopies(t, w1)
 	expectNoCopies(t, w2)
@@ -197,21 +183,9 @@ func TestClearingActivityKeepsAFinalStatusTheCacheHasNotShown(t *testing.T) {
 	wl := managerWl().Check(check, kueue.CheckStatePending, "").
 		Condition(kueue.WorkloadEvicted, metav1.ConditionTrue, kueue.WorkloadEvictedByAdmissionCheck, t0).Obj()
 	running := trainJob().Condition("Created", metav1.ConditionTrue, "JobsCreated").JobsStatus("node", 1, 0).Obj()
-	var cached *unstructured.Unstructured
-	manager := fakeClient(interceptor.Funcs{
-		Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
-			if u, ok := obj.(*unstructured.Unstructured); ok && u.GetKind() == trainer.TrainJobKind && cached != nil {
-				cached.DeepCopyInto(u)
-				return nil
-			}
-			return c.Get(ctx, key, obj, opts...)
-		},
-	}, managerObjects(wl, running)...)
-	seen := &unstructured.Unstructured{}
-	seen.SetGroupVersionKind(trainer.GroupVersion.WithKind(trainer.TrainJobKind))
-	if err := manager.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "tj"}, seen); err != nil {
-		t.Fatal(err)
-	}
+	cache := &laggingJob{}
+	manager := fakeClient(interceptor.Funcs{Get: cache.get}, managerObjects(wl, running)...)
+	seen := storedJob(t, manager)
 	tj := &trainer.TrainJob{}
 	if err := manager.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "tj"}, tj); err != nil {
 		t.Fatal(err)
@@ -220,14 +194,14 @@ func TestClearingActivityKeepsAFinalStatusTheCacheHasNotShown(t *testing.T) {
 	if err := manager.Status().Update(context.Background(), tj); err != nil {
 		t.Fatal(err)
 	}
-	cached = seen
+	cache.shown = seen
 	r := newReconciler(manager, fakeRemotes{})
 
 	res, err := r.Reconcile(context.Background(), reconcile.Request{NamespacedName: client.ObjectKeyFromObject(wl)})
 	if err != nil || res.RequeueAfter == 0 {
 		t.Errorf("pass on a cached job behind the stored one = %+v, %v; want a requeue", res, err)
 	}
-	cached = nil
+	cache.shown = nil
 	got := &trainer.TrainJob{}
 	if err := manager.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "tj"}, got); err != nil {
 		t.Fatal(err)
@@ -235,4 +209,27 @@ func TestClearingActivityKeepsAFinalStatusTheCacheHasNotShown(t *testing.T) {
 	if len(got.Status.JobsStatus) == 0 || !meta.IsStatusConditionTrue(got.Status.Conditions, trainer.TrainJobComplete) {
 		t.Errorf("the stored job's final status was changed: %+v", got.Status)
 	}
+}
+
+// laggingJob is the manager's cache of its TrainJob "tj" falling behind:
+// while shown is set, reads of the job return it, not the job as stored.
+type laggingJob struct{ shown *unstructured.Unstructured }
+
+func (l *laggingJob) get(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	if u, ok := obj.(*unstructured.Unstructured); ok && u.GetKind() == trainer.TrainJobKind && l.shown != nil {
+		l.shown.DeepCopyInto(u)
+		return nil
+	}
+	return c.Get(ctx, key, obj, opts...)
+}
+
+// storedJob reads the manager's TrainJob "tj" as stored now.
+func storedJob(t *testing.T, manager client.Client) *unstructured.Unstructured {
+	t.Helper()
+	job := &unstructured.Unstructured{}
+	job.SetGroupVersionKind(trainer.GroupVersion.WithKind(trainer.TrainJobKind))
+	if err := manager.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "tj"}, job); err != nil {
+		t.Fatal(err)
+	}
+	return job
 }

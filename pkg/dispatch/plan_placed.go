@@ -90,13 +90,7 @@ func planJobEnded(o Observed) Plan {
 	if c := livePlacement(o); c != "" && endedOn(o.Remotes[c]) {
 		return planPlaced(o, c)
 	}
-	fin := &metav1.Condition{Type: kueue.WorkloadFinished, Status: metav1.ConditionTrue, Reason: kueue.WorkloadFinishedReasonSucceeded, Message: o.JobEnd.Message}
-	if o.JobEnd.Failed {
-		fin.Reason = kueue.WorkloadFinishedReasonFailed
-	}
-	if fin.Message == "" {
-		fin.Message = "The job ended."
-	}
+	fin := outcomeCondition(o.JobEnd, "The job ended.")
 	msg := "The job's status on the manager shows its end; the workload is not dispatched again."
 	p := Plan{Delete: withCopies(o.Remotes, ""),
 		Status: &StatusChange{State: kueue.CheckStateReady, Message: msg, ClusterName: wl.Status.ClusterName, Finished: fin},
@@ -171,7 +165,7 @@ func planPlaced(o Observed, c string) Plan {
 	case r.Workload == nil && r.HasJob && r.JobOutcome.Finished:
 		// The worker removed a finished Workload (its Kueue's retention
 		// policy, say); the job copy still says how it ended.
-		fin = outcomeCondition(r.JobOutcome)
+		fin = outcomeCondition(r.JobOutcome, copyEndedMsg)
 	case r.Workload == nil:
 		return retry(courier.EventRemoteEvicted, fmt.Sprintf("The workload's copy on worker %q is gone; dispatching the workload again.", c))
 	default:
@@ -181,7 +175,7 @@ func planPlaced(o Observed, c string) Plan {
 			// Workload: an eviction that lands meanwhile (a deactivation,
 			// a preemption) must not run it again elsewhere. Otherwise the
 			// worker's Finished, with its reason, is awaited.
-			fin = outcomeCondition(r.JobOutcome)
+			fin = outcomeCondition(r.JobOutcome, copyEndedMsg)
 		}
 	}
 	if fin != nil && fin.Status == metav1.ConditionTrue {
@@ -274,14 +268,19 @@ func planPlaced(o Observed, c string) Plan {
 	return p
 }
 
-// outcomeCondition is the Finished condition a job's own ending gives.
-func outcomeCondition(out adapter.Outcome) *metav1.Condition {
+// copyEndedMsg is the Finished message of a job copy whose ending says
+// nothing, its Workload on the worker gone.
+const copyEndedMsg = "The job ended; its Workload on the worker was removed."
+
+// outcomeCondition is the Finished condition a job's own ending gives,
+// with message when the ending says nothing.
+func outcomeCondition(out adapter.Outcome, message string) *metav1.Condition {
 	c := &metav1.Condition{Type: kueue.WorkloadFinished, Status: metav1.ConditionTrue, Reason: kueue.WorkloadFinishedReasonSucceeded, Message: out.Message}
 	if out.Failed {
 		c.Reason = kueue.WorkloadFinishedReasonFailed
 	}
 	if c.Message == "" {
-		c.Message = "The job ended; its Workload on the worker was removed."
+		c.Message = message
 	}
 	return c
 }

@@ -364,7 +364,7 @@ func (r *Reconciler) clearActivity(ctx context.Context, job jobInfo) error {
 	if err := json.Unmarshal(data, &patch); err != nil {
 		return fmt.Errorf("decoding the status patch: %w", err)
 	}
-	patch["metadata"] = map[string]any{"resourceVersion": job.obj.GetResourceVersion()}
+	patch["metadata"] = guard{ResourceVersion: job.obj.GetResourceVersion()}
 	if data, err = json.Marshal(patch); err != nil {
 		return fmt.Errorf("encoding the status patch: %w", err)
 	}
