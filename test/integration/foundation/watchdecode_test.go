@@ -34,16 +34,7 @@ var _ = Describe("A cache without managed fields", func() {
 			DefaultNamespaces: map[string]cache.Config{ns.Name: {}},
 		})
 		Expect(err).NotTo(HaveOccurred())
-		cacheCtx, stop := context.WithCancel(ctx)
-		stopped := make(chan struct{})
-		go func() {
-			defer close(stopped)
-			_ = informers.Start(cacheCtx)
-		}()
-		DeferCleanup(func() {
-			stop()
-			<-stopped
-		})
+		DeferCleanup(framework.Run(informers.Start))
 		Expect(informers.WaitForCacheSync(ctx)).To(BeTrue())
 
 		// Start both informers before the watched object exists, so that it

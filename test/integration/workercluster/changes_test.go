@@ -57,16 +57,7 @@ func (l *changeLog) reset() {
 // connected to worker under name.
 func runCache(workers *cluster.Cache, name string, worker *framework.Cluster) {
 	GinkgoHelper()
-	running, stop := context.WithCancel(context.Background())
-	stopped := make(chan struct{})
-	go func() {
-		defer close(stopped)
-		_ = workers.Start(running)
-	}()
-	DeferCleanup(func() {
-		stop()
-		<-stopped
-	})
+	DeferCleanup(framework.Run(workers.Start))
 	kubeconfig, err := worker.Kubeconfig(framework.AdminUser)
 	Expect(err).NotTo(HaveOccurred())
 	workers.Connect(name, kubeconfig, worker.RestConfig(framework.AdminUser))
