@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -418,5 +419,11 @@ func (r *Reconciler) unusable(wl *kueue.Workload, name string, workers map[strin
 			return fmt.Sprintf("does not serve %s, which the job needs for gang scheduling", cluster.KindName(dep.GroupVersionKind())), ""
 		}
 	}
-	return r.skips.reason(wl.UID, name, o.Now), ""
+	if why := r.skips.reason(wl.UID, name, o.Now); why != "" {
+		return why, ""
+	}
+	if slices.Contains(wl.Status.NominatedClusterNames, name) {
+		return "", "" // Its copy there is made or being made; it keeps its place.
+	}
+	return r.skips.failingFor(wl.UID, name, wl.Namespace, o.Now), ""
 }

@@ -83,15 +83,19 @@ func fakeClient(funcs interceptor.Funcs, objs ...client.Object) client.Client {
 	return b.Build()
 }
 
-// managerObjects are a Courier check over workers w1 and w2 and a TrainJob
-// with its Workload, quota reserved.
+// managerObjects are the check's objects and a TrainJob with its
+// Workload, quota reserved.
 func managerObjects(wl *kueue.Workload, job *trainer.TrainJob) []client.Object {
+	return append(checkObjects(), job, wl)
+}
+
+// checkObjects are a Courier check over workers w1 and w2.
+func checkObjects() []client.Object {
 	return []client.Object{
 		&kueue.AdmissionCheck{ObjectMeta: metav1.ObjectMeta{Name: check}, Spec: kueue.AdmissionCheckSpec{ControllerName: courier.ControllerName,
 			Parameters: &kueue.AdmissionCheckParametersReference{APIGroup: courier.GroupVersion.Group, Kind: "DispatchPolicy", Name: "p"}}},
 		&courier.DispatchPolicy{ObjectMeta: metav1.ObjectMeta{Name: "p"}, Spec: courier.DispatchPolicySpec{Clusters: []string{"w1", "w2"}}},
 		couriertesting.MakeWorkerCluster("w1").Obj(), couriertesting.MakeWorkerCluster("w2").Obj(),
-		job, wl,
 	}
 }
 

@@ -5,15 +5,22 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
+	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+
+	"github.com/courierdev/courier/pkg/adapter"
+	kueuetesting "github.com/courierdev/courier/pkg/testing/kueue"
+	trainertesting "github.com/courierdev/courier/pkg/testing/trainer"
 )
 
 // A create a worker refused as it is passes the worker over with an
@@ -133,5 +140,71 @@ func TestAWorkerThatFailsCreatesIsPassedOver(t *testing.T) {
 	if len(got) != 2 || !strings.HasPrefix(got[0], `Warning CreateFailed Worker "w1" failed to create Workload`) ||
 		!strings.HasPrefix(got[1], "Normal Nominated Copied the workload to w2.") {
 		t.Errorf("events = %q, want CreateFailed for w1, then Nominated for w2 alone", got)
+	}
+}
+
+// A worker that failed a create is passed over by the other jobs of the
+// namespace, without a create each: BestFit ranked the worker whose Kueue
+// was down first, and every new job failed a create there before it went
+// elsewhere (docs/soak.md, finding 26). Jobs of another namespace still
+// try it, and the namespace's do again once failedSkip is over.
+func TestAWorkerThatFailsCreatesIsPassedOverByTheNamespace(t *testing.T) {
+	jobs := map[string]string{"a": ns, "b": ns, "c": "team-b", "d": ns}
+	var objs []client.Object
+	for name, namespace := range jobs {
+		objs = append(objs, trainertesting.MakeTrainJob(name, namespace).UID(name+"-uid").ManagedBy(adapter.TrainJobManagedBy).Obj(),
+			kueuetesting.MakeWorkload("trainjob-"+name, namespace).UID("wl-"+name).
+				Owner(trainer.GroupVersion.String(), trainer.TrainJobKind, name, name+"-uid").ReserveQuota("cq").
+				Check(check, kueue.CheckStatePending, "").Obj())
+	}
+	manager := fakeClient(interceptor.Funcs{}, append(checkObjects(), objs...)...)
+	var tried []string
+	failing := fakeClient(interceptor.Funcs{Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+		tried = append(tried, obj.GetNamespace()+"/"+obj.GetName())
+		return apierrors.NewInternalError(errors.New(`failed calling webhook "mworkload.kb.io": failed to call webhook: connection refused`))
+	}})
+	other := fakeClient(interceptor.Funcs{})
+	r := newReconciler(manager, fakeRemotes{"w1": newWorker("w1", failing, failing), "w2": newWorker("w2", other, other)})
+	pass := func(name string) {
+		t.Helper()
+		key := client.ObjectKey{Namespace: jobs[name], Name: "trainjob-" + name}
+		if _, err := r.Reconcile(context.Background(), reconcile.Request{NamespacedName: key}); err != nil {
+			t.Fatalf("Reconcile %s: %v", key, err)
+		}
+	}
+
+	pass("a")
+	pass("a")
+	pass("b")
+	if diff := cmp.Diff([]string{ns + "/trainjob-a"}, tried); diff != "" {
+		t.Errorf("creates tried on w1 after jobs a and b (-want +got):\n%s", diff)
+	}
+	wl := &kueue.Workload{}
+	if err := manager.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "trainjob-b"}, wl); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"w2"}, wl.Status.NominatedClusterNames); diff != "" {
+		t.Errorf("job b nominated (-want +got):\n%s", diff)
+	}
+	if msg := wl.Status.AdmissionChecks[0].Message; !strings.Contains(msg, "w1: failed to create Workload "+ns+"/trainjob-a; passed over until 11:00:30") {
+		t.Errorf("job b's check message = %q, want w1 passed over for job a's failed create", msg)
+	}
+
+	pass("c")
+	now := now.Add(failedSkip + time.Second)
+	r.now = func() time.Time { return now }
+	pass("d")
+	want := []string{ns + "/trainjob-a", "team-b/trainjob-c", ns + "/trainjob-d"}
+	if diff := cmp.Diff(want, tried); diff != "" {
+		t.Errorf("creates tried on w1 (-want +got):\n%s", diff)
+	}
+	var failed int
+	for recorded := r.recorder.(*events.FakeRecorder).Events; len(recorded) > 0; {
+		if strings.HasPrefix(<-recorded, "Warning CreateFailed") {
+			failed++
+		}
+	}
+	if failed != 3 {
+		t.Errorf("CreateFailed events = %d, want 3: one per create tried", failed)
 	}
 }

@@ -26,10 +26,20 @@ const (
 // skipNotes remembers, per manager Workload, workers to pass over for a
 // while: one holding a same-name object Courier does not own, or lacking the
 // namespace. Kept in memory: after a restart the next create finds out again.
+//
+// A worker that fails a create with a server error of its own is also
+// noted for the namespace, so that the namespace's other jobs pass it over
+// without trying: BestFit ranks a worker whose Kueue is down first, for
+// it runs nothing, and each new job would otherwise fail a create there
+// before it went elsewhere (docs/soak.md, finding 26). A namespace, not
+// the whole worker: a webhook may fail for some namespaces only.
 type skipNotes struct {
-	mu    sync.Mutex
-	notes map[types.UID]map[string]skipNote
+	mu      sync.Mutex
+	notes   map[types.UID]map[string]skipNote
+	failing map[failingKey]skipNote
 }
+
+type failingKey struct{ cluster, namespace string }
 
 type skipNote struct {
 	reason string
@@ -37,7 +47,7 @@ type skipNote struct {
 }
 
 func newSkipNotes() *skipNotes {
-	return &skipNotes{notes: map[types.UID]map[string]skipNote{}}
+	return &skipNotes{notes: map[types.UID]map[string]skipNote{}, failing: map[failingKey]skipNote{}}
 }
 
 func (s *skipNotes) add(uid types.UID, cluster, reason string, until time.Time) {
@@ -47,6 +57,43 @@ func (s *skipNotes) add(uid types.UID, cluster, reason string, until time.Time) 
 		s.notes[uid] = map[string]skipNote{}
 	}
 	s.notes[uid][cluster] = skipNote{reason: reason, until: until}
+}
+
+// addFailing notes that cluster failed a create for namespace until until.
+func (s *skipNotes) addFailing(cluster, namespace, reason string, until time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.failing[failingKey{cluster, namespace}] = skipNote{reason: reason, until: until}
+}
+
+// created forgets that cluster failed creates for namespace: one went
+// through.
+func (s *skipNotes) created(cluster, namespace string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.failing, failingKey{cluster, namespace})
+}
+
+// failingFor returns why cluster is passed over for uid, a job of
+// namespace, while it fails creates there, or "". The note is copied to
+// uid's, so that next brings a pass when it ends.
+func (s *skipNotes) failingFor(uid types.UID, cluster, namespace string, now time.Time) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	key := failingKey{cluster, namespace}
+	n, ok := s.failing[key]
+	if !ok {
+		return ""
+	}
+	if now.After(n.until) {
+		delete(s.failing, key)
+		return ""
+	}
+	if s.notes[uid] == nil {
+		s.notes[uid] = map[string]skipNote{}
+	}
+	s.notes[uid][cluster] = n
+	return n.reason
 }
 
 // reason returns why cluster is passed over for uid now, or "".

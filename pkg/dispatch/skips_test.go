@@ -56,3 +56,40 @@ func TestPassRateLimiterCapsTheBackoff(t *testing.T) {
 		t.Errorf("backoff after a pass that did not fail = %s, want the first step", got)
 	}
 }
+
+// A worker's failed create passes it over for the namespace's jobs until
+// the note ends or a create there goes through, and a pass comes when it
+// ends.
+func TestSkipNotesFailing(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 10, 0, 0, 0, time.UTC)
+	cases := map[string]struct {
+		namespace string
+		at        time.Time
+		created   bool
+		want      string
+		wantNext  time.Duration
+	}{
+		"the namespace's next job":         {namespace: "team-a", at: t0.Add(10 * time.Second), want: "failed", wantNext: 20*time.Second + time.Millisecond},
+		"another namespace's job":          {namespace: "team-b", at: t0.Add(10 * time.Second)},
+		"once the note ended":              {namespace: "team-a", at: t0.Add(31 * time.Second)},
+		"once a create there went through": {namespace: "team-a", at: t0.Add(10 * time.Second), created: true},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			s := newSkipNotes()
+			s.addFailing("w1", "team-a", "failed", t0.Add(30*time.Second))
+			if tc.created {
+				s.created("w1", "team-a")
+			}
+			if diff := cmp.Diff(tc.want, s.failingFor("wl", "w1", tc.namespace, tc.at)); diff != "" {
+				t.Errorf("failingFor() (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.wantNext, s.next("wl", tc.at)); diff != "" {
+				t.Errorf("next() (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff("", s.failingFor("wl", "w2", "team-a", tc.at)); diff != "" {
+				t.Errorf("failingFor() another worker (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -143,6 +143,7 @@ func (r *Reconciler) createWorkloadCopy(ctx context.Context, c string, wl *kueue
 	case err == nil:
 		r.assumed.add(c, wl.UID, queueOf(wl), podSetsOf(wl), r.now())
 		r.created.add(c, workloadGVK.Kind, wl.UID, copy.UID, copy.ResourceVersion, r.now())
+		r.skips.created(c, wl.Namespace)
 		return nil, nil
 	case apierrors.IsAlreadyExists(err):
 		existing := &kueue.Workload{}
@@ -163,9 +164,12 @@ func (r *Reconciler) createWorkloadCopy(ctx context.Context, c string, wl *kueue
 		// Retrying there alone would hold every job that chose the worker
 		// for as long as it lasts; another worker may take them meanwhile.
 		// Found by the soak (docs/soak.md, finding 25).
+		until := r.now().Add(failedSkip)
+		r.skips.addFailing(c, wl.Namespace, fmt.Sprintf("failed to create Workload %s/%s; passed over until %s",
+			wl.Namespace, wl.Name, until.UTC().Format(time.TimeOnly)), until)
 		return r.skip(wl, c, failedSkip, courier.EventCreateFailed, "failed to create the Workload",
-			truncate(fmt.Sprintf("Worker %q failed to create Workload %s/%s: %v. Courier passes the worker over for %s; if it lasts, check that worker's Kueue.",
-				c, wl.Namespace, wl.Name, err, failedSkip), maxNoteLength)), nil
+			truncate(fmt.Sprintf("Worker %q failed to create Workload %s/%s: %v. Courier passes the worker over for %s, for this and the other jobs of namespace %q; if it lasts, check that worker's Kueue.",
+				c, wl.Namespace, wl.Name, err, failedSkip, wl.Namespace), maxNoteLength)), nil
 	default:
 		return nil, err
 	}

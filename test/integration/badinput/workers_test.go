@@ -66,7 +66,7 @@ var _ = Describe("A worker that refuses Courier's creates", func() {
 })
 
 var _ = Describe("A worker that cannot create Courier's copies", func() {
-	It("passes the worker over, with a CreateFailed event naming it and the failure, and uses the other worker", func(ctx context.Context) {
+	It("passes the worker over, with a CreateFailed event naming it and the failure, and uses the other worker, for the namespace's next job without trying it", func(ctx context.Context) {
 		ns := namespaceEverywhere(ctx)
 		failing, other := env.Workers[0], env.Workers[1]
 		// The worker's Kueue is down: its webhook cannot be called.
@@ -86,6 +86,15 @@ var _ = Describe("A worker that cannot create Courier's copies", func() {
 		Eventually(func(g Gomega) { g.Expect(copiesOn(ctx, g, wl)).To(ConsistOf(other.Name)) }).Should(Succeed())
 		kueuesim.AdmitOn(ctx, other, wl)
 		sim.ExpectCheck(ctx, wl, kueue.CheckStateReady, other.Name)
+
+		By("sending the namespace's next job to the other worker without trying the failing one")
+		next := sim.Submit(ctx, trainJob(ns).Obj())
+		sim.ExpectCheck(ctx, next, kueue.CheckStatePending, failing.Name+": failed to create Workload "+ns+"/"+wl.Name+"; passed over until")
+		Expect(copiesOn(ctx, Default, next)).To(ConsistOf(other.Name))
+		kueuesim.AdmitOn(ctx, other, next)
+		sim.ExpectCheck(ctx, next, kueue.CheckStateReady, other.Name)
+		expectWorkloadEvent(ctx, next, courierv1alpha1.EventDispatched, other.Name)
+		Expect(eventNotes(ctx, Default, ns, "Workload", next.Name, courierv1alpha1.EventCreateFailed)).To(BeEmpty())
 	})
 })
 
