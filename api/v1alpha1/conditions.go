@@ -184,10 +184,10 @@ const (
 	// webhooks or policies, or its API's validation); that worker is
 	// passed over for a while.
 	EventCreateRefused = "CreateRefused"
-	// EventCreateFailed: a worker failed to create a Workload copy for a
-	// reason of its own (a server error, such as an admission webhook it
-	// cannot call because the worker's Kueue is down); that worker is
-	// passed over for a while.
+	// EventCreateFailed: a worker failed to create a Workload copy or a
+	// job for a reason of its own (a server error, such as an admission
+	// webhook it cannot call because the worker's Kueue or Trainer is
+	// down); that worker is passed over for a while.
 	EventCreateFailed = "CreateFailed"
 	// EventRemoteDeleted: Courier removed copies from workers. The copies
 	// that lose as a job is dispatched are named in the Dispatched event.

@@ -349,8 +349,9 @@ func truncate(s string, n int) string {
 }
 
 // refusedBeforeRunning reports whether the worker the job is placed on
-// refused to create it (a same-name object Courier does not own, or the
-// worker's refusal), so that Courier removed the copies there, before the
+// refused to create it (a same-name object Courier does not own, the
+// worker's refusal, or a server error of its own), so that Courier removed
+// the copies there, before the
 // check ever turned Ready: the job never ran, and the placement guards
 // nothing. planUnplaced still waits for any job copy that is going.
 func refusedBeforeRunning(o Observed, r Remote) bool {

@@ -225,6 +225,12 @@ func (r *Reconciler) createJob(ctx context.Context, c string, wl *kueue.Workload
 		switch {
 		case isRefused(err):
 			ev = r.refused(wl, c, copy.GetKind(), copy, err)
+		case isWorkerFault(err):
+			// The job never ran: it goes to another worker rather than
+			// wait, retried there alone, for as long as the failure lasts.
+			ev = r.skip(wl, c, failedSkip, courier.EventCreateFailed, "failed to create the "+copy.GetKind(),
+				truncate(fmt.Sprintf("Worker %q failed to create %s %s/%s: %v. Courier sends the job to another worker and passes this one over for %s; if it lasts, check the controller whose webhook failed there.",
+					c, copy.GetKind(), copy.GetNamespace(), copy.GetName(), err, failedSkip), maxNoteLength))
 		case !apierrors.IsAlreadyExists(err):
 			return nil, fmt.Errorf("creating %s %s: %w", copy.GetKind(), copy.GetName(), err)
 		default:

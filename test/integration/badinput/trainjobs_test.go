@@ -7,11 +7,15 @@ import (
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/rand"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
 	courierv1alpha1 "github.com/courierdev/courier/api/v1alpha1"
 	"github.com/courierdev/courier/pkg/runtimepatch"
+	admissiontesting "github.com/courierdev/courier/pkg/testing/admission"
 	trainertesting "github.com/courierdev/courier/pkg/testing/trainer"
 	"github.com/courierdev/courier/test/integration/kueuesim"
 )
@@ -115,6 +119,41 @@ var _ = Describe("A TrainJob whose ClusterTrainingRuntime is missing on a worker
 		// The refused dispatch is not announced as one, nor is a Retry.
 		Expect(eventNotes(ctx, Default, ns, "Workload", wl.Name, courierv1alpha1.EventDispatched)).
 			NotTo(ContainElement(ContainSubstring(without.Name)))
+		Expect(eventNotes(ctx, Default, ns, "Workload", wl.Name, courierv1alpha1.EventRemoteEvicted)).To(BeEmpty())
+	})
+})
+
+var _ = Describe("A worker whose Trainer webhook cannot be called", func() {
+	It("reports the failed create and sends the job to the other worker, where it was never retried in place", func(ctx context.Context) {
+		ns := namespaceEverywhere(ctx)
+		failing, other := env.Workers[0], env.Workers[1]
+		// The worker's Trainer is down: its API server cannot call the
+		// webhook for TrainJobs, and answers a create with a 500.
+		webhook := admissiontesting.UnreachableWebhook("unreachable-"+rand.String(5), "trainer.kubeflow.org", "trainjobs",
+			&metav1.LabelSelector{MatchLabels: map[string]string{corev1.LabelMetadataName: ns}})
+		Expect(failing.Client.Create(ctx, webhook)).To(Succeed())
+		DeferCleanup(func(ctx context.Context) {
+			Expect(client.IgnoreNotFound(failing.Client.Delete(ctx, webhook))).To(Succeed())
+		})
+		tj := trainJob(ns).Obj()
+		Eventually(func(g Gomega) {
+			probe := tj.DeepCopy()
+			g.Expect(failing.Client.Create(ctx, probe, client.DryRunAll)).To(MatchError(ContainSubstring("failed calling webhook")))
+		}).Should(Succeed())
+
+		wl := sim.Submit(ctx, tj)
+		Eventually(func(g Gomega) { g.Expect(copiesOn(ctx, g, wl)).To(ContainElement(failing.Name)) }).Should(Succeed())
+		kueuesim.AdmitOn(ctx, failing, wl)
+		expectWorkloadEvent(ctx, wl, courierv1alpha1.EventCreateFailed, `Worker "`+failing.Name+`" failed to create TrainJob `+ns+"/"+tj.Name, "failed calling webhook")
+
+		By("dispatching it to the other worker at once: it never ran, so it is not sent back to Kueue's queue")
+		Eventually(func(g Gomega) { g.Expect(copiesOn(ctx, g, wl)).To(ConsistOf(other.Name)) }).Should(Succeed())
+		sim.ExpectCheck(ctx, wl, kueue.CheckStatePending, "Passed over: "+failing.Name+": failed to create the TrainJob")
+		kueuesim.AdmitOn(ctx, other, wl)
+		sim.ExpectCheck(ctx, wl, kueue.CheckStateReady, other.Name)
+		Eventually(func(g Gomega) { g.Expect(kueuesim.Read(ctx, g, other, tj)).NotTo(BeNil()) }).Should(Succeed())
+		Expect(eventNotes(ctx, Default, ns, "Workload", wl.Name, courierv1alpha1.EventDispatched)).
+			NotTo(ContainElement(ContainSubstring(failing.Name)))
 		Expect(eventNotes(ctx, Default, ns, "Workload", wl.Name, courierv1alpha1.EventRemoteEvicted)).To(BeEmpty())
 	})
 })
