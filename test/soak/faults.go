@@ -11,6 +11,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
@@ -456,6 +457,17 @@ func (in *injector) recreateCheck(ctx context.Context) (string, error) {
 	return fmt.Sprintf("deleted (Terminating for %s, Kueue's finalizer then removed), gone for %s, created again", checkGoneFor, checkGoneFor), nil
 }
 
+// managerBack bounds the wait of a fault for the manager's API server
+// while a manager-apiserver-kill restarts it, in seconds.
+var managerBack = wait.Backoff{Duration: time.Second, Factor: 1, Steps: 60}
+
+// serverDown tells an error of an API server that does not serve now:
+// one restarting, or its connection gone.
+func serverDown(err error) bool {
+	return utilnet.IsConnectionRefused(err) || utilnet.IsConnectionReset(err) || utilnet.IsProbableEOF(err) ||
+		apierrors.IsServiceUnavailable(err) || apierrors.IsServerTimeout(err) || apierrors.IsTimeout(err)
+}
+
 // deleteWorkerCluster deletes a WorkerCluster that holds a running job,
 // waits until Courier has drained it and it is gone, and creates it again.
 func (in *injector) deleteWorkerCluster(ctx context.Context, worker string) (string, error) {
@@ -463,11 +475,17 @@ func (in *injector) deleteWorkerCluster(ctx context.Context, worker string) (str
 	if err != nil {
 		return "", err
 	}
+	// The fault's target is the worker, so a manager-apiserver-kill may
+	// overlap it (soak.md, finding 27): the manager is waited for.
 	wc := &courier.WorkerCluster{}
-	if err := in.mgr.Get(ctx, client.ObjectKey{Name: worker}, wc); err != nil {
+	if err := retry.OnError(managerBack, serverDown, func() error {
+		return in.mgr.Get(ctx, client.ObjectKey{Name: worker}, wc)
+	}); err != nil {
 		return "", fmt.Errorf("getting WorkerCluster %s: %w", worker, err)
 	}
-	if err := in.mgr.Delete(ctx, wc); err != nil {
+	if err := retry.OnError(managerBack, serverDown, func() error {
+		return client.IgnoreNotFound(in.mgr.Delete(ctx, wc)) // A retry after a delete that went through.
+	}); err != nil {
 		return "", fmt.Errorf("deleting WorkerCluster %s: %w", worker, err)
 	}
 	rctx, cancel := context.WithTimeout(context.Background(), in.lostTimeout+restoreFor+time.Minute)

@@ -4,10 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
+	"net/http"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 )
 
@@ -56,5 +61,40 @@ func TestOnLiveCopyReturnsOtherErrors(t *testing.T) {
 	})
 	if !errors.Is(err, refused) || calls != 1 {
 		t.Errorf("onLiveCopy = %v after %d calls, want %v after one", err, calls, refused)
+	}
+}
+
+// Soak of 2026-11-27, 23:15 (finding 27): workercluster-delete read the
+// WorkerCluster as a manager-apiserver-kill restarted the manager's API
+// server, and failed instead of waiting for it.
+func TestServerDown(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	_, refused := http.Get("http://" + addr + "/apis")
+	if refused == nil {
+		t.Fatal("a get from a closed port went through")
+	}
+	gr := schema.GroupResource{Group: "courier.dev", Resource: "workerclusters"}
+	cases := map[string]struct {
+		err  error
+		want bool
+	}{
+		"connection refused": {err: refused, want: true},
+		"refused, after a reset, as client-go says it": {
+			err: fmt.Errorf("%w - error from a previous attempt: %w", refused, syscall.ECONNRESET), want: true},
+		"unavailable": {err: apierrors.NewServiceUnavailable("starting"), want: true},
+		"not found":   {err: apierrors.NewNotFound(gr, "worker-2")},
+		"forbidden":   {err: apierrors.NewForbidden(gr, "worker-2", errors.New("no"))},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, serverDown(tc.err)); diff != "" {
+				t.Errorf("serverDown(%v) (-want +got):\n%s", tc.err, diff)
+			}
+		})
 	}
 }
