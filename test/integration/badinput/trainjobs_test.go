@@ -7,15 +7,11 @@ import (
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/rand"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
 	courierv1alpha1 "github.com/courierdev/courier/api/v1alpha1"
 	"github.com/courierdev/courier/pkg/runtimepatch"
-	admissiontesting "github.com/courierdev/courier/pkg/testing/admission"
 	trainertesting "github.com/courierdev/courier/pkg/testing/trainer"
 	"github.com/courierdev/courier/test/integration/kueuesim"
 )
@@ -129,17 +125,8 @@ var _ = Describe("A worker whose Trainer webhook cannot be called", func() {
 		failing, other := env.Workers[0], env.Workers[1]
 		// The worker's Trainer is down: its API server cannot call the
 		// webhook for TrainJobs, and answers a create with a 500.
-		webhook := admissiontesting.UnreachableWebhook("unreachable-"+rand.String(5), "trainer.kubeflow.org", "trainjobs",
-			&metav1.LabelSelector{MatchLabels: map[string]string{corev1.LabelMetadataName: ns}})
-		Expect(failing.Client.Create(ctx, webhook)).To(Succeed())
-		DeferCleanup(func(ctx context.Context) {
-			Expect(client.IgnoreNotFound(failing.Client.Delete(ctx, webhook))).To(Succeed())
-		})
 		tj := trainJob(ns).Obj()
-		Eventually(func(g Gomega) {
-			probe := tj.DeepCopy()
-			g.Expect(failing.Client.Create(ctx, probe, client.DryRunAll)).To(MatchError(ContainSubstring("failed calling webhook")))
-		}).Should(Succeed())
+		failOn(ctx, failing, ns, "trainer.kubeflow.org", "trainjobs", tj)
 
 		wl := sim.Submit(ctx, tj)
 		Eventually(func(g Gomega) { g.Expect(copiesOn(ctx, g, wl)).To(ContainElement(failing.Name)) }).Should(Succeed())

@@ -42,7 +42,24 @@ func refuseOn(ctx context.Context, worker *framework.Cluster, ns, group, resourc
 	}).Should(Succeed())
 }
 
-// probeWorkload is a Workload for refuseOn to probe with.
+// failOn installs on worker a webhook for creates of resource of group in
+// namespace ns that its API server cannot call, as when the controller
+// serving it is down, and waits until a create of probe (a dry run) fails
+// for it; the webhook goes when the spec ends.
+func failOn(ctx context.Context, worker *framework.Cluster, ns, group, resource string, probe client.Object) {
+	GinkgoHelper()
+	webhook := admissiontesting.UnreachableWebhook("unreachable-"+rand.String(5), group, resource,
+		&metav1.LabelSelector{MatchLabels: map[string]string{corev1.LabelMetadataName: ns}})
+	Expect(worker.Client.Create(ctx, webhook)).To(Succeed())
+	DeferCleanup(func(ctx context.Context) {
+		Expect(client.IgnoreNotFound(worker.Client.Delete(ctx, webhook))).To(Succeed())
+	})
+	Eventually(func(g Gomega) {
+		g.Expect(worker.Client.Create(ctx, probe.DeepCopyObject().(client.Object), client.DryRunAll)).To(MatchError(ContainSubstring("failed calling webhook")))
+	}).Should(Succeed())
+}
+
+// probeWorkload is a Workload for refuseOn and failOn to probe with.
 func probeWorkload(ns string) *kueue.Workload {
 	return &kueue.Workload{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "probe"},
 		Spec: kueue.WorkloadSpec{PodSets: []kueue.PodSet{{Name: kueue.DefaultPodSetName, Count: 1,
@@ -70,15 +87,7 @@ var _ = Describe("A worker that cannot create Courier's copies", func() {
 		ns := namespaceEverywhere(ctx)
 		failing, other := env.Workers[0], env.Workers[1]
 		// The worker's Kueue is down: its webhook cannot be called.
-		webhook := admissiontesting.UnreachableWebhook("unreachable-"+rand.String(5), "kueue.x-k8s.io", "workloads",
-			&metav1.LabelSelector{MatchLabels: map[string]string{corev1.LabelMetadataName: ns}})
-		Expect(failing.Client.Create(ctx, webhook)).To(Succeed())
-		DeferCleanup(func(ctx context.Context) {
-			Expect(client.IgnoreNotFound(failing.Client.Delete(ctx, webhook))).To(Succeed())
-		})
-		Eventually(func(g Gomega) {
-			g.Expect(failing.Client.Create(ctx, probeWorkload(ns), client.DryRunAll)).To(MatchError(ContainSubstring("failed calling webhook")))
-		}).Should(Succeed())
+		failOn(ctx, failing, ns, "kueue.x-k8s.io", "workloads", probeWorkload(ns))
 
 		tj := trainJob(ns).Obj()
 		wl := sim.Submit(ctx, tj)
