@@ -351,9 +351,9 @@ func truncate(s string, n int) string {
 // refusedBeforeRunning reports whether the worker the job is placed on
 // refused to create it (a same-name object Courier does not own, the
 // worker's refusal, or a server error of its own), so that Courier removed
-// the copies there, before the
-// check ever turned Ready: the job never ran, and the placement guards
-// nothing. planUnplaced still waits for any job copy that is going.
+// the copies there, before the check ever turned Ready: the job never ran,
+// and the placement guards nothing. planUnplaced still waits for any job
+// copy that is going.
 func refusedBeforeRunning(o Observed, r Remote) bool {
 	return o.PlacedRefusal != "" && o.HasCheck && o.Check.State == kueue.CheckStatePending &&
 		!r.HasJob && (r.Workload == nil || r.Workload.DeletionTimestamp != nil)
