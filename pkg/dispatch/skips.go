@@ -66,9 +66,9 @@ func (s *skipNotes) addFailing(cluster, namespace, reason string, until time.Tim
 	s.failing[failingKey{cluster, namespace}] = skipNote{reason: reason, until: until}
 }
 
-// created forgets that cluster failed creates for namespace: one went
-// through.
-func (s *skipNotes) created(cluster, namespace string) {
+// clearFailing forgets that cluster failed creates for namespace: one
+// went through.
+func (s *skipNotes) clearFailing(cluster, namespace string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.failing, failingKey{cluster, namespace})

@@ -79,7 +79,7 @@ func TestSkipNotesFailing(t *testing.T) {
 			s := newSkipNotes()
 			s.addFailing("w1", "team-a", "failed", t0.Add(30*time.Second))
 			if tc.created {
-				s.created("w1", "team-a")
+				s.clearFailing("w1", "team-a")
 			}
 			if diff := cmp.Diff(tc.want, s.failingFor("wl", "w1", tc.namespace, tc.at)); diff != "" {
 				t.Errorf("failingFor() (-want +got):\n%s", diff)

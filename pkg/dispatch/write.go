@@ -143,7 +143,7 @@ func (r *Reconciler) createWorkloadCopy(ctx context.Context, c string, wl *kueue
 	case err == nil:
 		r.assumed.add(c, wl.UID, queueOf(wl), podSetsOf(wl), r.now())
 		r.created.add(c, workloadGVK.Kind, wl.UID, copy.UID, copy.ResourceVersion, r.now())
-		r.skips.created(c, wl.Namespace)
+		r.skips.clearFailing(c, wl.Namespace)
 		return nil, nil
 	case apierrors.IsAlreadyExists(err):
 		existing := &kueue.Workload{}

@@ -457,8 +457,8 @@ func (in *injector) recreateCheck(ctx context.Context) (string, error) {
 	return fmt.Sprintf("deleted (Terminating for %s, Kueue's finalizer then removed), gone for %s, created again", checkGoneFor, checkGoneFor), nil
 }
 
-// managerBack bounds the wait of a fault for the manager's API server
-// while a manager-apiserver-kill restarts it, in seconds.
+// managerBack is how a fault waits for the manager's API server while a
+// manager-apiserver-kill restarts it: a second at a time, up to a minute.
 var managerBack = wait.Backoff{Duration: time.Second, Factor: 1, Steps: 60}
 
 // serverDown tells an error of an API server that does not serve now:
