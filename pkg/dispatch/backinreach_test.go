@@ -13,6 +13,7 @@ import (
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
 	courier "github.com/courierdev/courier/api/v1alpha1"
+	"github.com/courierdev/courier/pkg/dispatch/expect"
 	trainertesting "github.com/courierdev/courier/pkg/testing/trainer"
 )
 
@@ -80,7 +81,7 @@ func TestAJobCopyTheInformerHasNotShownHoldsTheJobBack(t *testing.T) {
 	w2 := fakeClient(interceptor.Funcs{}, workloadCopy(remoteCopy().Admit(t0)))
 	manager := fakeClient(interceptor.Funcs{}, managerObjects(wl, trainJob().Obj())...)
 	r := newReconciler(manager, fakeRemotes{"w1": newWorker("w1", w1, w1), "w2": newWorker("w2", w2, w2)})
-	r.created.add("w1", trainer.TrainJobKind, wl.UID, "job-copy-uid", "7", now.Add(-time.Second))
+	r.exp.Created(expect.CopyKey{Cluster: "w1", Kind: trainer.TrainJobKind, Workload: wl.UID}, "job-copy-uid", "7", now.Add(-time.Second))
 
 	res, err := r.Reconcile(context.Background(), reconcile.Request{NamespacedName: client.ObjectKeyFromObject(wl)})
 	if err != nil {
@@ -92,9 +93,9 @@ func TestAJobCopyTheInformerHasNotShownHoldsTheJobBack(t *testing.T) {
 		t.Errorf("RequeueAfter = %v, want at most %v: no event comes should the copy never show", res.RequeueAfter, requeueSoon)
 	}
 
-	// Never shown within createdTTL: it was not there to show, and the job
+	// Never shown within expect.CreatedTTL: it was not there to show, and the job
 	// is dispatched again.
-	r.now = func() time.Time { return now.Add(createdTTL) }
+	r.now = func() time.Time { return now.Add(expect.CreatedTTL) }
 	reconcileOnce(t, r)
 	reconcileOnce(t, r)
 	expectCheck(t, manager, wl, kueue.CheckStatePending, "Waiting for a nominated worker to admit the workload. Nominated")

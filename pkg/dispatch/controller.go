@@ -34,6 +34,7 @@ import (
 	courier "github.com/courierdev/courier/api/v1alpha1"
 	"github.com/courierdev/courier/pkg/adapter"
 	"github.com/courierdev/courier/pkg/cluster"
+	"github.com/courierdev/courier/pkg/dispatch/expect"
 	"github.com/courierdev/courier/pkg/metrics"
 	"github.com/courierdev/courier/pkg/placement"
 )
@@ -86,23 +87,8 @@ type Reconciler struct {
 	adapters map[schema.GroupKind]adapter.Adapter
 	recorder events.EventRecorder
 	now      func() time.Time
-	skips    *skipNotes
-	deleted  *uidMemory
-	// finalMirrored are the job copies whose final status is on the
-	// manager.
-	finalMirrored *uidMemory
-	// forwardAttempts are writes to copies made or refused lately, and
-	// reported the refusals Courier recorded on manager jobs (see
-	// forward.go).
-	forwardAttempts *uidMemory
-	reported        *uidMemory
-	assumed         *assumedCopies
-	// remnants are job copies deleted in the background whose runners
-	// may still run their pods.
-	remnants *remnants
-	created  *createdCopies
-	rounds   *roundStarts
-	written  *ownWrites
+	// exp is what Courier did that its caches may not show yet.
+	exp *expect.Expectations
 	// policies holds the DispatchPolicies' compiled CEL.
 	policies *placement.Cache
 	// remote carries workers' object changes and garbage-collection sweeps
@@ -119,25 +105,16 @@ func New(c client.Client, remotes Remotes, recorder events.EventRecorder, opts O
 		opts.Concurrency = 1
 	}
 	r := &Reconciler{
-		client:          c,
-		remotes:         remotes,
-		opts:            opts,
-		adapters:        map[schema.GroupKind]adapter.Adapter{},
-		recorder:        recorder,
-		now:             time.Now,
-		skips:           newSkipNotes(),
-		deleted:         newUIDMemory(deletedTTL),
-		finalMirrored:   newUIDMemory(finalMirroredTTL),
-		forwardAttempts: newUIDMemory(forwardTTL),
-		reported:        newUIDMemory(forwardTTL),
-		assumed:         newAssumedCopies(),
-		remnants:        newRemnants(),
-		created:         newCreatedCopies(),
-		rounds:          newRoundStarts(),
-		written:         newOwnWrites(),
-		policies:        &placement.Cache{},
-		remote:          make(chan event.TypedGenericEvent[remoteChange], 4096),
-		stopped:         make(chan struct{}),
+		client:   c,
+		remotes:  remotes,
+		opts:     opts,
+		adapters: map[schema.GroupKind]adapter.Adapter{},
+		recorder: recorder,
+		now:      time.Now,
+		exp:      expect.New(),
+		policies: &placement.Cache{},
+		remote:   make(chan event.TypedGenericEvent[remoteChange], 4096),
+		stopped:  make(chan struct{}),
 	}
 	for _, a := range opts.Adapters {
 		r.adapters[a.GVK().GroupKind()] = a
@@ -178,8 +155,10 @@ func (r *Reconciler) SetupWithManager(mgr manager.Manager) error {
 		// Runs on the leader only, as the dispatcher does: the other
 		// replicas export no pending count.
 		metrics.CountPendingWith(r.countPending)
+		metrics.CountExpectationsWith(r.exp.Sizes)
 		<-ctx.Done()
 		metrics.CountPendingWith(nil)
+		metrics.CountExpectationsWith(nil)
 		close(r.stopped)
 		return nil
 	})); err != nil {
@@ -190,7 +169,7 @@ func (r *Reconciler) SetupWithManager(mgr manager.Manager) error {
 	}
 	b := builder.ControllerManagedBy(mgr).
 		Named("dispatch").
-		For(&kueue.Workload{}, builder.WithPredicates(r.courierWorkloads(), workloadChanged(r.written, r.now))).
+		For(&kueue.Workload{}, builder.WithPredicates(r.courierWorkloads(), workloadChanged(r.exp, r.now))).
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.opts.Concurrency, RateLimiter: passRateLimiter()}).
 		WatchesRawSource(source.TypedChannel(r.remote, handler.TypedFuncs[remoteChange, reconcile.Request]{
 			GenericFunc: func(_ context.Context, e event.TypedGenericEvent[remoteChange], q workqueue.TypedRateLimitingInterface[reconcile.Request]) {

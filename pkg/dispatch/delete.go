@@ -71,11 +71,11 @@ func (r *Reconciler) deleteCopies(ctx context.Context, c, ns, name string, job j
 		// The copies' demand is gone however they go: deleted here, with
 		// their job copy by the worker's garbage collector, or already. A
 		// copy no capacity snapshot showed before it went would otherwise
-		// count as assumed demand until assumedTTL.
+		// count as assumed demand until expect.AssumedTTL.
 		if uid := obj.GetAnnotations()[courier.ManagerUIDAnnotation]; uid != "" {
-			r.assumed.forget(c, types.UID(uid))
+			r.exp.Unassume(c, types.UID(uid))
 		}
-		if r.deleted.has(obj.GetUID(), r.now()) || (r.goesWithOwner(obj, r.now()) && obj.GetDeletionTimestamp() == nil) {
+		if r.exp.IsDeleted(obj.GetUID(), r.now()) || (r.goesWithOwner(obj, r.now()) && obj.GetDeletionTimestamp() == nil) {
 			// Deleted already, or the worker's garbage collector deletes it
 			// with its job copy; once it has, its finalizers may need help.
 			continue
@@ -91,13 +91,15 @@ func (r *Reconciler) deleteCopies(ctx context.Context, c, ns, name string, job j
 			return false, fmt.Errorf("deleting %s %s: %w", obj.GetObjectKind().GroupVersionKind().Kind, obj.GetName(), err)
 		}
 		if isJob && u != nil {
-			r.remnants.note(c, a, u, r.now())
+			if n, ok := remnantOf(c, a, u); ok {
+				r.exp.Remnant(n.Key, n.Remnant, r.now())
+			}
 		}
 		if obj.GetDeletionTimestamp() == nil {
 			// Only a delete of its own counts; one under way, helped along
 			// by dropping finalizers, was reported when it began.
 			found = true
-			r.deleted.add(obj.GetUID(), r.now())
+			r.exp.Deleted(obj.GetUID(), r.now())
 		}
 	}
 	return found, nil

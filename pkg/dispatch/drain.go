@@ -102,7 +102,7 @@ func (r *Reconciler) Release(ctx context.Context, c string) error {
 			errs = append(errs, fmt.Errorf("releasing %s %s/%s on %s: %w", obj.GetObjectKind().GroupVersionKind().Kind, obj.GetNamespace(), obj.GetName(), c, err))
 			continue
 		}
-		r.deleted.add(obj.GetUID(), r.now())
+		r.exp.Deleted(obj.GetUID(), r.now())
 	}
 	return errors.Join(errs...)
 }

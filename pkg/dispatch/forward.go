@@ -5,13 +5,11 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
@@ -20,11 +18,6 @@ import (
 	"github.com/courierdev/courier/pkg/adapter"
 	"github.com/courierdev/courier/pkg/cluster"
 )
-
-// forwardTTL is how long Courier remembers a write to a copy that the
-// worker refused, or that its informer has not shown yet, and a refusal it
-// reported: it does not write or report the same thing again meanwhile.
-const forwardTTL = 10 * time.Minute
 
 // samePriority reports whether a Workload copy has the manager Workload's
 // priority.
@@ -81,8 +74,8 @@ func (r *Reconciler) forwardJob(ctx context.Context, c string, job jobInfo, base
 
 // attemptKey names one write to a copy: from this version of the manager's
 // object to this version of the copy.
-func attemptKey(local, copy metav1.Object) types.UID {
-	return types.UID(string(copy.GetUID()) + "/" + copy.GetResourceVersion() + "/" + local.GetResourceVersion())
+func attemptKey(local, copy metav1.Object) string {
+	return string(copy.GetUID()) + "/" + copy.GetResourceVersion() + "/" + local.GetResourceVersion()
 }
 
 // forwardPriority gives the Workload copy on worker c the manager
@@ -117,22 +110,22 @@ func (r *Reconciler) forwardPriority(ctx context.Context, c string, wl *kueue.Wo
 // refuses (what names it) is reported, and neither it nor a write already
 // made is tried again under key: an informer that has not shown the new
 // version yet would ask for the same write.
-func (r *Reconciler) patchCopy(ctx context.Context, c string, remote *cluster.Remote, base, obj client.Object, key types.UID, done []Event, what string) ([]Event, bool, error) {
+func (r *Reconciler) patchCopy(ctx context.Context, c string, remote *cluster.Remote, base, obj client.Object, key string, done []Event, what string) ([]Event, bool, error) {
 	now := r.now()
-	if r.forwardAttempts.has(key, now) {
+	if r.exp.WasForwarded(key, now) {
 		return nil, false, nil
 	}
 	err := remote.Client.Patch(ctx, obj, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}))
 	switch {
 	case err == nil:
-		r.forwardAttempts.add(key, now)
+		r.exp.Forwarded(key, now)
 		return done, false, nil
 	case apierrors.IsConflict(err):
 		return nil, true, nil
 	case apierrors.IsNotFound(err):
 		return nil, false, nil
 	case apierrors.IsInvalid(err) || apierrors.IsForbidden(err) || apierrors.IsBadRequest(err):
-		r.forwardAttempts.add(key, now)
+		r.exp.Forwarded(key, now)
 		return []Event{{Type: "Warning", Reason: courier.EventNotForwarded, Message: truncate(
 			fmt.Sprintf("Worker %q refused %s: %v", c, what, err), maxNoteLength)}}, false, nil
 	}
@@ -154,11 +147,10 @@ func (r *Reconciler) recordOnJob(job jobInfo, events []Event) {
 	for _, e := range events {
 		// Each note is remembered alone: a pass that repeats one of them
 		// beside a new one reports only the new one.
-		key := types.UID(string(job.obj.GetUID()) + "/" + strconv.FormatInt(job.obj.GetGeneration(), 10) + "/" + e.Message)
-		if e.Type == "Warning" && r.reported.has(key, now) {
+		key := string(job.obj.GetUID()) + "/" + strconv.FormatInt(job.obj.GetGeneration(), 10) + "/" + e.Message
+		if r.exp.Report(key, now) && e.Type == "Warning" {
 			continue
 		}
-		r.reported.add(key, now)
 		fresh = append(fresh, e)
 	}
 	for _, e := range mergeByReason(fresh) {

@@ -22,6 +22,7 @@ import (
 	courier "github.com/courierdev/courier/api/v1alpha1"
 	"github.com/courierdev/courier/pkg/adapter"
 	"github.com/courierdev/courier/pkg/cluster"
+	"github.com/courierdev/courier/pkg/dispatch/expect"
 	"github.com/courierdev/courier/pkg/placement"
 )
 
@@ -135,7 +136,7 @@ type jobInfo struct {
 
 // observe gathers what plan needs, from the manager's cache and the
 // workers' informers.
-func (r *Reconciler) observe(ctx context.Context, wl *kueue.Workload, ref checkRef, record *Placement) (Observed, jobInfo, error) {
+func (r *Reconciler) observe(ctx context.Context, wl *kueue.Workload, ref checkRef, record *Placement, seen *expect.Seen) (Observed, jobInfo, error) {
 	o := Observed{
 		Now:               r.now(),
 		Workload:          wl,
@@ -145,6 +146,9 @@ func (r *Reconciler) observe(ctx context.Context, wl *kueue.Workload, ref checkR
 		WorkerLostTimeout: r.opts.WorkerLostTimeout,
 		Remotes:           map[string]Remote{},
 		Health:            map[string]Health{},
+	}
+	for c, n := range r.exp.PassedOver(wl.UID, o.Now) {
+		o.PassedOver = passOver(o.PassedOver, c, n)
 	}
 	if ref.state != nil {
 		o.Check, o.HasCheck = *ref.state, true
@@ -172,7 +176,10 @@ func (r *Reconciler) observe(ctx context.Context, wl *kueue.Workload, ref checkR
 			o.Rejection = rej.Message
 		}
 		o.JobEnd = a.Outcome(job)
-		o.jobBehind = r.written.behind(job.GetUID(), job.GetResourceVersion(), o.Now)
+		o.jobBehind = r.exp.Behind(job.GetUID(), job.GetResourceVersion(), o.Now)
+		if !o.jobBehind {
+			seen.CaughtUp = append(seen.CaughtUp, job.GetUID())
+		}
 	}
 	info.obj, info.adapter = job, a
 	if ref.ac != nil {
@@ -204,7 +211,7 @@ func (r *Reconciler) observe(ctx context.Context, wl *kueue.Workload, ref checkR
 		}
 		for _, name := range names {
 			c := Candidate{Name: name}
-			c.Unusable, c.Refuses = r.unusable(wl, name, workers, info, o)
+			c.Unusable, c.Refuses = r.unusable(wl, name, workers, info, &o)
 			o.Candidates = append(o.Candidates, c)
 		}
 	}
@@ -222,7 +229,7 @@ func (r *Reconciler) observe(ctx context.Context, wl *kueue.Workload, ref checkR
 		if err != nil {
 			continue
 		}
-		rs, err := r.remoteState(ctx, remote, wl, info)
+		rs, err := r.remoteState(ctx, remote, wl, info, seen)
 		if err != nil {
 			return o, info, fmt.Errorf("reading copies on %s: %w", name, err)
 		}
@@ -230,7 +237,7 @@ func (r *Reconciler) observe(ctx context.Context, wl *kueue.Workload, ref checkR
 	}
 	live := livePlacement(o)
 	if live != "" {
-		o.PlacedRefusal = r.skips.reason(wl.UID, live, o.Now)
+		o.PlacedRefusal = o.PassedOver[live].Reason
 	}
 	for name, rs := range o.Remotes {
 		if rs.unseenJob && name != live {
@@ -259,7 +266,7 @@ func (r *Reconciler) observe(ctx context.Context, wl *kueue.Workload, ref checkR
 		}
 	}
 	if len(o.Candidates) > 0 {
-		in := r.placementInput(wl, info, policy, o, workers)
+		in := r.placementInput(wl, info, policy, o, workers, seen)
 		d := placement.Plan(in)
 		o.Decision = &d
 		// What each worker's room looked like is what a surprising
@@ -382,7 +389,7 @@ func policyMembers(policy *courier.DispatchPolicy, workers map[string]*courier.W
 
 // unusable says why a cluster cannot take wl's job now, or "", and why the
 // job as it is can never go there, or "".
-func (r *Reconciler) unusable(wl *kueue.Workload, name string, workers map[string]*courier.WorkerCluster, info jobInfo, o Observed) (string, string) {
+func (r *Reconciler) unusable(wl *kueue.Workload, name string, workers map[string]*courier.WorkerCluster, info jobInfo, o *Observed) (string, string) {
 	wc, ok := workers[name]
 	if !ok {
 		return "no such WorkerCluster", ""
@@ -419,11 +426,27 @@ func (r *Reconciler) unusable(wl *kueue.Workload, name string, workers map[strin
 			return fmt.Sprintf("does not serve %s, which the job needs for gang scheduling", cluster.KindName(dep.GroupVersionKind())), ""
 		}
 	}
-	if why := r.skips.reason(wl.UID, name, o.Now); why != "" {
-		return why, ""
+	if n, ok := o.PassedOver[name]; ok {
+		return n.Reason, ""
 	}
 	if slices.Contains(wl.Status.NominatedClusterNames, name) {
 		return "", "" // Its copy there is made or being made; it keeps its place.
 	}
-	return r.skips.failingFor(wl.UID, name, wl.Namespace, o.Now), ""
+	n, ok := r.exp.FailingNote(expect.NamespaceKey{Cluster: name, Namespace: wl.Namespace}, o.Now)
+	if !ok {
+		return "", ""
+	}
+	// The job is passed over there as if its own create had failed, and
+	// planned again when the note ends.
+	o.PassedOver = passOver(o.PassedOver, name, n)
+	return n.Reason, ""
+}
+
+// passOver adds worker c's note n to notes.
+func passOver(notes map[string]PassOver, c string, n expect.Note) map[string]PassOver {
+	if notes == nil {
+		notes = map[string]PassOver{}
+	}
+	notes[c] = PassOver{Reason: n.Reason, Until: n.Until}
+	return notes
 }

@@ -11,6 +11,7 @@ import (
 
 	courier "github.com/courierdev/courier/api/v1alpha1"
 	"github.com/courierdev/courier/pkg/cluster"
+	"github.com/courierdev/courier/pkg/dispatch/expect"
 	"github.com/courierdev/courier/pkg/placement"
 )
 
@@ -18,7 +19,7 @@ import (
 // workload's pod sets and job, and each candidate with its labels, why it
 // cannot take the job if so, and the room its worker's ClusterQueue for the
 // workload's LocalQueue offers.
-func (r *Reconciler) placementInput(wl *kueue.Workload, info jobInfo, policy placement.Policy, o Observed, workers map[string]*courier.WorkerCluster) placement.Input {
+func (r *Reconciler) placementInput(wl *kueue.Workload, info jobInfo, policy placement.Policy, o Observed, workers map[string]*courier.WorkerCluster, seen *expect.Seen) placement.Input {
 	in := placement.Input{
 		Policy: policy,
 		Workload: placement.Workload{
@@ -28,7 +29,7 @@ func (r *Reconciler) placementInput(wl *kueue.Workload, info jobInfo, policy pla
 			Labels:    wl.Labels,
 		},
 		Started:     waitingSince(wl, o.Now),
-		RoundsSince: r.rounds.since(wl.UID, len(wl.Status.NominatedClusterNames) > 0, o.Now),
+		RoundsSince: r.roundsSince(wl, o.Now, seen),
 		Now:         o.Now,
 		Nominated:   nominatedBefore(wl, o.Remotes),
 	}
@@ -42,7 +43,7 @@ func (r *Reconciler) placementInput(wl *kueue.Workload, info jobInfo, policy pla
 			pc.Labels = wc.Labels
 		}
 		if remote, err := r.remotes.Get(c.Name); err == nil {
-			pc.Capacity = r.capacityFor(remote, wl, o.Now)
+			pc.Capacity = r.capacityFor(remote, wl, o.Now, seen)
 		}
 		in.Clusters = append(in.Clusters, pc)
 	}
@@ -71,10 +72,34 @@ func nominatedBefore(wl *kueue.Workload, remotes map[string]Remote) []string {
 // capacityFor is the room a worker's ClusterQueue for wl's LocalQueue
 // offers wl: its own waiting copy is no demand against it, and the copies
 // Courier created there that the snapshot does not show yet are.
-func (r *Reconciler) capacityFor(remote *cluster.Remote, wl *kueue.Workload, now time.Time) placement.Capacity {
+// Copies the snapshot shows go to seen, if not nil, for the act step to
+// stop assuming.
+func (r *Reconciler) capacityFor(remote *cluster.Remote, wl *kueue.Workload, now time.Time, seen *expect.Seen) placement.Capacity {
 	return remote.CapacityFor(wl.Namespace, string(wl.Spec.QueueName), wl.UID, func(shown func(types.UID) bool) []placement.PodSet {
-		return r.assumed.podSets(remote.Name, queueOf(wl), wl.UID, now, shown)
+		podSets, shownUIDs := r.exp.Assumed(remote.Name, queueOf(wl), wl.UID, now, shown)
+		if seen != nil {
+			for _, uid := range shownUIDs {
+				seen.Shown = append(seen.Shown, expect.Assumption{Cluster: remote.Name, Workload: uid})
+			}
+		}
+		return podSets
 	})
+}
+
+// roundsSince is when the rounds of wl started: when Courier first saw it
+// nominated, or now while it is not, which ends the rounds of an earlier
+// admission. Rounds start again after a restart, while maxWaitTime still
+// counts from the quota reservation.
+func (r *Reconciler) roundsSince(wl *kueue.Workload, now time.Time, seen *expect.Seen) time.Time {
+	if len(wl.Status.NominatedClusterNames) == 0 {
+		seen.Rounds = &expect.Rounds{Workload: wl.UID, End: true}
+		return now
+	}
+	if at, ok := r.exp.RoundsStart(wl.UID, now); ok {
+		return at
+	}
+	seen.Rounds = &expect.Rounds{Workload: wl.UID, At: now}
+	return now
 }
 
 // podSetsOf is a Workload's pod sets as the planner counts them.

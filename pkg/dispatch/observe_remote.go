@@ -17,6 +17,7 @@ import (
 	courier "github.com/courierdev/courier/api/v1alpha1"
 	"github.com/courierdev/courier/pkg/adapter"
 	"github.com/courierdev/courier/pkg/cluster"
+	"github.com/courierdev/courier/pkg/dispatch/expect"
 )
 
 // workloadIndex finds, in a worker's informers, what Courier created there
@@ -57,14 +58,14 @@ func workloadOf(obj client.Object) string {
 // remoteState reads what one worker holds for wl, by name: its Workload
 // copy and its job copy, each a single read from the informers. Objects
 // Courier deleted count as gone, whether or not the informer has seen it.
-func (r *Reconciler) remoteState(ctx context.Context, remote *cluster.Remote, wl *kueue.Workload, job jobInfo) (Remote, error) {
+func (r *Reconciler) remoteState(ctx context.Context, remote *cluster.Remote, wl *kueue.Workload, job jobInfo, seen *expect.Seen) (Remote, error) {
 	var rs Remote
 	now := r.now()
 	if remote.Serves(workloadGVK) {
 		copy := &kueue.Workload{}
 		err := remote.Client.Get(ctx, client.ObjectKeyFromObject(wl), copy)
 		switch {
-		case err == nil && (r.deleted.has(copy.UID, now) || r.goesWithOwner(copy, now)):
+		case err == nil && (r.exp.IsDeleted(copy.UID, now) || r.goesWithOwner(copy, now)):
 		case err == nil && isCopyOf(copy, wl) && !ofEarlierAdmission(copy, wl):
 			rs.Workload = copy
 		case err == nil:
@@ -79,7 +80,7 @@ func (r *Reconciler) remoteState(ctx context.Context, remote *cluster.Remote, wl
 		err := remote.Client.Get(ctx, client.ObjectKey{Namespace: wl.Namespace, Name: job.name}, copy)
 		switch {
 		case apierrors.IsNotFound(err):
-			rem, err := r.remnantLeft(ctx, remote, wl.Namespace, job.name)
+			rem, err := r.remnantLeft(ctx, remote, wl.Namespace, job.name, seen)
 			if err != nil {
 				return rs, err
 			}
@@ -87,7 +88,7 @@ func (r *Reconciler) remoteState(ctx context.Context, remote *cluster.Remote, wl
 			rs.unseenJob = r.createdLately(remote.Name, job.adapter.GVK(), wl.UID)
 		case err != nil:
 			return rs, err
-		case r.deleted.has(copy.GetUID(), now):
+		case r.exp.IsDeleted(copy.GetUID(), now):
 			// Deleted, with its pods first where the kind allows: until it
 			// (and, if not, what runs its pods, noted by deleteCopies) is
 			// gone they may run.
@@ -99,12 +100,12 @@ func (r *Reconciler) remoteState(ctx context.Context, remote *cluster.Remote, wl
 		default:
 			// A copy someone else is deleting still says how the job ended.
 			rs.OldJob = copy.GetDeletionTimestamp() != nil
-			if rs.OldJob {
-				r.remnants.note(remote.Name, job.adapter, copy, now)
+			if n, ok := remnantOf(remote.Name, job.adapter, copy); rs.OldJob && ok {
+				seen.Deleting = append(seen.Deleting, n)
 			}
 			rs.HasJob, rs.jobCopy = true, copy
 			rs.JobOutcome = job.adapter.Outcome(copy)
-			rs.FinalMirrored = r.finalMirrored.has(copy.GetUID(), now)
+			rs.FinalMirrored = r.exp.IsMirrored(copy.GetUID(), now)
 			if job.obj != nil {
 				patch, err := job.adapter.StatusPatch(job.obj, copy)
 				rs.JobMirrored = err == nil && patch == nil
@@ -123,7 +124,7 @@ func (r *Reconciler) remoteState(ctx context.Context, remote *cluster.Remote, wl
 				return rs, err
 			}
 			for i := range items {
-				rs.Stale = rs.Stale || !r.deleted.has(items[i].GetUID(), now)
+				rs.Stale = rs.Stale || !r.exp.IsDeleted(items[i].GetUID(), now)
 			}
 		}
 	}
@@ -159,7 +160,7 @@ func heldBy(kind string, obj metav1.Object) string {
 // deletes a Workload copy that its Kueue made the job copy's.
 func (r *Reconciler) goesWithOwner(obj metav1.Object, now time.Time) bool {
 	owner := metav1.GetControllerOfNoCopy(obj)
-	return owner != nil && r.deleted.has(owner.UID, now)
+	return owner != nil && r.exp.IsDeleted(owner.UID, now)
 }
 
 // jobCopyOf reports whether a worker's job copy was made for wl. Copies

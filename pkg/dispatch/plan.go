@@ -51,6 +51,9 @@ type Observed struct {
 	// create it lately (a same-name object Courier does not own there, or
 	// the worker's refusal), if it did; empty otherwise, and after a restart.
 	PlacedRefusal string
+	// PassedOver are the workers passed over for the job, by name, with
+	// why and until when: a create there failed lately.
+	PassedOver map[string]PassOver
 	// UnseenJob: a worker other than the placed one counts a job copy
 	// Courier created there moments ago as old (see observe); no event
 	// comes should the copy never show, so the Workload is looked at
@@ -68,6 +71,12 @@ type Observed struct {
 	// WorkerLostTimeout is how long a placed job's worker may be lost
 	// before the job is dispatched again.
 	WorkerLostTimeout time.Duration
+}
+
+// PassOver says why a worker is passed over for the job, and until when.
+type PassOver struct {
+	Reason string
+	Until  time.Time
 }
 
 // Candidate is a cluster the policy allows.

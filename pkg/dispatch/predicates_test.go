@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
+	"github.com/courierdev/courier/pkg/dispatch/expect"
 	kueuetesting "github.com/courierdev/courier/pkg/testing/kueue"
 	trainertesting "github.com/courierdev/courier/pkg/testing/trainer"
 )
@@ -137,7 +138,7 @@ func TestWorkloadChanged(t *testing.T) {
 			w.ResourceVersion = "2"
 			tc.update(w)
 			cur := w.Obj()
-			if got := workloadChanged(newOwnWrites(), time.Now).Update(event.UpdateEvent{ObjectOld: old, ObjectNew: cur}); got != tc.manager {
+			if got := workloadChanged(expect.New(), time.Now).Update(event.UpdateEvent{ObjectOld: old, ObjectNew: cur}); got != tc.manager {
 				t.Errorf("workloadChanged() = %v, want %v", got, tc.manager)
 			}
 			if got := copyChangeMatters(old, cur); got != tc.copy {
@@ -147,9 +148,8 @@ func TestWorkloadChanged(t *testing.T) {
 	}
 }
 
-// Measured at 0.5 TrainJobs/s: one dispatch in twelve took a second more.
-// Courier's nomination conflicted with Kueue's write of PodsReady, which
-// the predicate let through no more, and the pass waited for the backstop.
+// A nomination that conflicted with Kueue's write of PodsReady, which the
+// predicate lets through no more, must not leave the pass to the backstop.
 func TestWorkloadChangedLetsThroughTheVersionAPassAwaits(t *testing.T) {
 	w := local().Check(check, kueue.CheckStatePending, "")
 	w.ResourceVersion = "1"
@@ -157,12 +157,12 @@ func TestWorkloadChangedLetsThroughTheVersionAPassAwaits(t *testing.T) {
 	w.ResourceVersion = "2"
 	w.Condition(kueue.WorkloadPodsReady, metav1.ConditionFalse, "WaitForStart", t0)
 	cur := w.Obj()
-	awaited := newOwnWrites()
+	awaited := expect.New()
 	update := event.UpdateEvent{ObjectOld: old, ObjectNew: cur}
 	if workloadChanged(awaited, time.Now).Update(update) {
 		t.Fatal("a change of PodsReady alone queued a pass")
 	}
-	awaited.note(cur.UID, "1", time.Now())
+	awaited.WroteOver(cur.UID, "1", time.Now())
 	if !workloadChanged(awaited, time.Now).Update(update) {
 		t.Error("the version after one a pass found behind did not queue a pass")
 	}

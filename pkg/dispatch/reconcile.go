@@ -6,16 +6,19 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
 	courier "github.com/courierdev/courier/api/v1alpha1"
+	"github.com/courierdev/courier/pkg/dispatch/expect"
 )
 
 // Reconcile observes one manager Workload and its copies, plans, and acts.
@@ -29,12 +32,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return r.removeEverywhere(ctx, req.Namespace, req.Name)
 	}
 	log := ctrl.LoggerFrom(ctx)
-	if r.written.behind(wl.UID, wl.ResourceVersion, r.now()) {
+	if r.exp.Behind(wl.UID, wl.ResourceVersion, r.now()) {
 		// Courier's own last write, or the one that refused Courier's, is
 		// not in the cache yet; its event brings the next pass (see
-		// ownWrites). The requeue is only a backstop.
+		// workloadChanged). The requeue is only a backstop.
 		return reconcile.Result{RequeueAfter: requeueSoon}, nil
 	}
+	seen := &expect.Seen{CaughtUp: []types.UID{wl.UID}}
 	placement, err := placementOf(wl)
 	if err != nil {
 		log.V(2).Info("Ignoring a placement record Courier did not write", "reason", err.Error())
@@ -53,13 +57,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		// nominated before its check went.
 		return r.removeEverywhere(ctx, wl.Namespace, wl.Name)
 	}
-	o, job, err := r.observe(ctx, wl, ref, placement)
+	o, job, err := r.observe(ctx, wl, ref, placement, seen)
 	if err != nil {
 		return reconcile.Result{}, err
 	}
 	if o.jobBehind {
 		// Its status events do not bring passes (jobChanged): look again
 		// soon.
+		r.exp.Settle(*seen, r.now())
 		return reconcile.Result{RequeueAfter: requeueSoon}, nil
 	}
 	p := plan(o)
@@ -69,8 +74,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if ref.state != nil {
 		check = ref.state.Name
 	}
+	r.exp.Settle(*seen, r.now())
 	res, err := r.act(ctx, wl, check, p, job, outcomeOf(o, p))
-	if d := r.skips.next(wl.UID, r.now()); err == nil && d > 0 {
+	if d := passOverEnds(o.PassedOver, r.now()); err == nil && d > 0 {
 		// A worker passed over may take the job once the while is over.
 		res.RequeueAfter = soonest(res.RequeueAfter, d)
 	}
@@ -144,7 +150,7 @@ func (r *Reconciler) act(ctx context.Context, wl *kueue.Workload, check kueue.Ad
 			// Created moments ago, not delivered by the informer yet. Its
 			// event brings the next pass; the requeue is for a copy gone
 			// before the memory of it.
-			result.RequeueAfter = soonest(result.RequeueAfter, createdTTL)
+			result.RequeueAfter = soonest(result.RequeueAfter, expect.CreatedTTL)
 			continue
 		}
 		if res.err != nil {
@@ -180,7 +186,7 @@ func (r *Reconciler) act(ctx context.Context, wl *kueue.Workload, check kueue.Ad
 	}
 	status := p.Status
 	if p.CreateJob != "" && job.adapter != nil && r.createdLately(p.CreateJob, job.adapter.GVK(), wl.UID) {
-		result.RequeueAfter = soonest(result.RequeueAfter, createdTTL) // As for Workload copies above.
+		result.RequeueAfter = soonest(result.RequeueAfter, expect.CreatedTTL) // As for Workload copies above.
 	} else if back := r.backInReach(p.Unreached); p.CreateJob != "" && back != "" {
 		// The plan could not see what that worker holds, an earlier copy
 		// of the job maybe: the next one does. The placement, if recorded
@@ -249,7 +255,7 @@ func (r *Reconciler) act(ctx context.Context, wl *kueue.Workload, check kueue.Ad
 		}
 		out.statusWritten(r.now())
 		if status.Finished != nil {
-			r.skips.forget(wl.UID)
+			r.exp.ForgetWorkload(wl.UID)
 		}
 	}
 	r.record(wl, events)
@@ -289,9 +295,34 @@ func withRemoval(events []Event, msg string) []Event {
 	return append(events, Event{Type: "Normal", Reason: courier.EventRemoteDeleted, Message: msg})
 }
 
+// requeueSoon is when to look again after passing a worker over, or at
+// state that is about to change.
+const requeueSoon = time.Second
+
+// afterConflict is when a pass whose write on a manager Workload was
+// refused looks again. The newer version's event may have come before the
+// refusal was noted, and gone by as one no plan reads: the pass does not
+// wait for it. If the cache still shows the old version then, the pass
+// waits for the event, which the note now lets through.
+const afterConflict = 20 * time.Millisecond
+
 // isRetryable tells a write refused because Courier's view was out of
 // date (a conflict, or a JSON patch whose test no longer holds), which the
 // next plan, on fresh state, resolves.
 func isRetryable(err error) bool {
 	return apierrors.IsConflict(err) || apierrors.IsInvalid(err)
+}
+
+// passOverEnds is how long until the first of the pass-over notes in
+// force ends, or 0 if none is: nothing else announces that a worker may be
+// used again.
+func passOverEnds(notes map[string]PassOver, now time.Time) time.Duration {
+	var out time.Duration
+	for _, n := range notes {
+		// A note still holds at Until itself.
+		if d := n.Until.Sub(now) + time.Millisecond; d > 0 && (out == 0 || d < out) {
+			out = d
+		}
+	}
+	return out
 }

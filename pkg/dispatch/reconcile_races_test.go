@@ -21,6 +21,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+
+	"github.com/courierdev/courier/pkg/dispatch/expect"
 )
 
 // A pass that reads a Workload Courier has just written over (its cache
@@ -39,12 +41,12 @@ func TestAPassOnAVersionCourierWroteOverWritesNothing(t *testing.T) {
 	if err := manager.Get(context.Background(), client.ObjectKeyFromObject(wl), cached); err != nil {
 		t.Fatal(err)
 	}
-	r.written.note(cached.UID, cached.ResourceVersion, now)
+	r.exp.WroteOver(cached.UID, cached.ResourceVersion, now)
 	reconcileOnce(t, r)
 	if writes != 0 {
 		t.Errorf("%d status writes on a version Courier wrote over, want none", writes)
 	}
-	r.written = newOwnWrites()
+	r.exp.CaughtUp(cached.UID)
 	reconcileOnce(t, r)
 	if writes == 0 {
 		t.Error("no status write once the cache is current")
@@ -71,7 +73,7 @@ func TestAPassOnAVersionCourierWroteOverLongAgoMirrorsNothing(t *testing.T) {
 	if err := manager.Get(context.Background(), client.ObjectKeyFromObject(wl), cached); err != nil {
 		t.Fatal(err)
 	}
-	r.written.note(cached.UID, cached.ResourceVersion, now.Add(-50*time.Second))
+	r.exp.WroteOver(cached.UID, cached.ResourceVersion, now.Add(-50*time.Second))
 
 	reconcileOnce(t, r)
 	if len(writes) != 0 {
@@ -160,8 +162,8 @@ func TestACopyJustCreatedIsNotCreatedAgain(t *testing.T) {
 	if total != 1 {
 		t.Errorf("Workload copies created over 3 passes: %v, want one in all", creates)
 	}
-	if result.RequeueAfter == 0 || result.RequeueAfter > createdTTL {
-		t.Errorf("RequeueAfter = %s, want a requeue within %s in case the copy is gone", result.RequeueAfter, createdTTL)
+	if result.RequeueAfter == 0 || result.RequeueAfter > expect.CreatedTTL {
+		t.Errorf("RequeueAfter = %s, want a requeue within %s in case the copy is gone", result.RequeueAfter, expect.CreatedTTL)
 	}
 }
 

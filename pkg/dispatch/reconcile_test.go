@@ -27,6 +27,7 @@ import (
 	courier "github.com/courierdev/courier/api/v1alpha1"
 	"github.com/courierdev/courier/pkg/adapter"
 	"github.com/courierdev/courier/pkg/cluster"
+	"github.com/courierdev/courier/pkg/dispatch/expect"
 	couriertesting "github.com/courierdev/courier/pkg/testing/courier"
 	kueuetesting "github.com/courierdev/courier/pkg/testing/kueue"
 	trainertesting "github.com/courierdev/courier/pkg/testing/trainer"
@@ -405,9 +406,9 @@ func TestACopyCourierDeletedCannotWin(t *testing.T) {
 	r := newReconciler(manager, fakeRemotes{"w1": newWorker("w1", w1, w1), "w2": newWorker("w2", w2, w2)})
 
 	// w1 is passed over for a moment: its copy goes.
-	r.skips.add("wl-uid", "w1", "passed over", now.Add(time.Minute))
+	r.exp.PassOver("wl-uid", "w1", expect.Note{Reason: "passed over", Until: now.Add(time.Minute)}, now)
 	reconcileOnce(t, r)
-	r.skips.forget("wl-uid")
+	r.exp.ForgetWorkload("wl-uid")
 
 	for name, c := range map[string]client.Client{"w1": w1, "w2": w2} {
 		at := t0.Add(time.Second)

@@ -12,6 +12,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+
+	"github.com/courierdev/courier/pkg/dispatch/expect"
 )
 
 // Kueue writes a Workload about ten times in a job's life, and the
@@ -31,14 +33,14 @@ var (
 // workloadChanged lets through the manager Workload updates a plan can act
 // on: all but those that changed only its finalizers (Kueue's, released
 // as the Workload finishes) and the conditions of managerUnread, unless a
-// pass awaits the update (see ownWrites).
-func workloadChanged(awaited *ownWrites, now func() time.Time) predicate.Predicate {
+// pass awaits the update: one on a version Courier wrote over.
+func workloadChanged(awaited *expect.Expectations, now func() time.Time) predicate.Predicate {
 	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
 		old, okOld := e.ObjectOld.(*kueue.Workload)
 		cur, okCur := e.ObjectNew.(*kueue.Workload)
 		// A pass that found the cache behind waits for the version after
 		// old, whatever it changed.
-		return !okOld || !okCur || workloadMatters(old, cur, managerUnread) || awaited.stale(cur.UID, old.ResourceVersion, now())
+		return !okOld || !okCur || workloadMatters(old, cur, managerUnread) || awaited.Behind(cur.UID, old.ResourceVersion, now())
 	}}
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"sync"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -18,75 +17,27 @@ import (
 
 	"github.com/courierdev/courier/pkg/adapter"
 	"github.com/courierdev/courier/pkg/cluster"
+	"github.com/courierdev/courier/pkg/dispatch/expect"
 )
-
-// remnantTTL bounds how long Courier waits for what ran a deleted job
-// copy's pods to go: a worker whose garbage collector has not run for that
-// long has lost more than one job.
-const remnantTTL = time.Hour
 
 // remnantRecheck is how often Courier looks again for a remnant: it is not
 // in the workers' informers, so no event says it went.
 const remnantRecheck = 5 * time.Second
 
-// remnants remembers the job copies deleted in the background (see
-// adapter.Adapter.Runner), by worker, namespace and name, until the
-// dependent that ran their pods (a TrainJob's JobSet) is gone too: on a
-// worker whose controllers are down, that dependent and its pods outlive
-// the copy. Kept in memory: after a restart Courier no longer knows of a
-// copy deleted before, and counts only what its informers show.
-type remnants struct {
-	mu sync.Mutex
-	m  map[remnantKey]remnant
-}
-
-type remnantKey struct{ cluster, namespace, name string }
-
-type remnant struct {
-	// owner is the deleted copy's UID, which controls the runner.
-	owner  types.UID
-	runner schema.GroupVersionKind
-	at     time.Time
-}
-
-func newRemnants() *remnants { return &remnants{m: map[remnantKey]remnant{}} }
-
-// note remembers copy, a job copy on cluster that is being deleted or
-// that Courier deleted, when its kind has a runner and it had not
-// finished: a finished copy's pods are done, and its runner is no reason
+// remnantOf is the remnant a job copy on cluster that is being deleted, or
+// that Courier deletes, may leave: the dependent that runs its pods (see
+// adapter.Adapter.Runner), when its kind has one and the copy had not
+// finished. A finished copy's pods are done, and its runner is no reason
 // to wait or to read the worker again.
-func (r *remnants) note(cluster string, a adapter.Adapter, copy *unstructured.Unstructured, now time.Time) {
+func remnantOf(cluster string, a adapter.Adapter, copy *unstructured.Unstructured) (expect.RemnantNote, bool) {
 	runner, ok := a.Runner()
 	if !ok || copy.GetUID() == "" || a.Outcome(copy).Finished {
-		return
+		return expect.RemnantNote{}, false
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	key := remnantKey{cluster, copy.GetNamespace(), copy.GetName()}
-	if old, ok := r.m[key]; ok && old.owner == copy.GetUID() {
-		return
-	}
-	r.m[key] = remnant{owner: copy.GetUID(), runner: runner, at: now}
-	for k, rem := range r.m {
-		if now.Sub(rem.at) > remnantTTL {
-			delete(r.m, k)
-		}
-	}
-}
-
-func (r *remnants) get(key remnantKey, now time.Time) (remnant, bool) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	rem, ok := r.m[key]
-	return rem, ok && now.Sub(rem.at) <= remnantTTL
-}
-
-func (r *remnants) forget(key remnantKey, owner types.UID) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.m[key].owner == owner {
-		delete(r.m, key)
-	}
+	return expect.RemnantNote{
+		Key:     expect.RemnantKey{Cluster: cluster, Namespace: copy.GetNamespace(), Name: copy.GetName()},
+		Remnant: expect.Remnant{Owner: copy.GetUID(), Runner: runner},
+	}, true
 }
 
 // remnantState is what a worker shows of the dependent that ran the pods
@@ -106,28 +57,28 @@ type remnantState struct {
 // and if Courier cannot tell, why. It reads the worker's API server: the
 // runner's kind is not in the informers, and the read is made only for a
 // job whose copy Courier saw go.
-func (r *Reconciler) remnantLeft(ctx context.Context, remote *cluster.Remote, ns, name string) (remnantState, error) {
-	key := remnantKey{remote.Name, ns, name}
-	rem, ok := r.remnants.get(key, r.now())
+func (r *Reconciler) remnantLeft(ctx context.Context, remote *cluster.Remote, ns, name string, seen *expect.Seen) (remnantState, error) {
+	key := expect.RemnantKey{Cluster: remote.Name, Namespace: ns, Name: name}
+	rem, ok := r.exp.RemnantOf(key, r.now())
 	if !ok {
 		return remnantState{}, nil
 	}
 	obj := &metav1.PartialObjectMetadata{}
-	obj.SetGroupVersionKind(rem.runner)
+	obj.SetGroupVersionKind(rem.Runner)
 	err := remote.APIReader.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, obj)
 	switch {
-	case err == nil && controlledBy(obj, rem.owner):
-		return remnantState{left: true, held: heldBy(rem.runner.Kind, obj)}, nil
+	case err == nil && controlledBy(obj, rem.Owner):
+		return remnantState{left: true, held: heldBy(rem.Runner.Kind, obj)}, nil
 	case err == nil, apierrors.IsNotFound(err), meta.IsNoMatchError(err):
 		// Gone, made for another copy since, or of a kind the worker does
 		// not serve: nothing of the deleted copy runs.
-		r.remnants.forget(key, rem.owner)
+		seen.Gone = append(seen.Gone, expect.RemnantNote{Key: key, Remnant: rem})
 		return remnantState{}, nil
 	case apierrors.IsForbidden(err):
 		return remnantState{left: true, unknown: fmt.Sprintf("Courier may not read %s there to tell; grant get on %s (config/worker/rbac.yaml)",
-			plural(rem.runner), plural(rem.runner)+"."+rem.runner.Group)}, nil
+			plural(rem.Runner), plural(rem.Runner)+"."+rem.Runner.Group)}, nil
 	default:
-		return remnantState{}, fmt.Errorf("reading the %s of the deleted job copy: %w", rem.runner.Kind, err)
+		return remnantState{}, fmt.Errorf("reading the %s of the deleted job copy: %w", rem.Runner.Kind, err)
 	}
 }
 

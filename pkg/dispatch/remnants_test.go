@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"github.com/courierdev/courier/pkg/adapter"
+	"github.com/courierdev/courier/pkg/dispatch/expect"
 	trainertesting "github.com/courierdev/courier/pkg/testing/trainer"
 )
 
@@ -93,9 +94,12 @@ func TestRemnantLeft(t *testing.T) {
 				copy.SetNamespace(ns)
 				copy.SetName("tj")
 				copy.SetUID("copy-uid")
-				r.remnants.note("w1", adapter.NewTrainJob(), copy, r.now())
+				n, _ := remnantOf("w1", adapter.NewTrainJob(), copy)
+				r.exp.Remnant(n.Key, n.Remnant, r.now())
 			}
-			got, err := r.remnantLeft(context.Background(), newWorker("w1", api, api), ns, "tj")
+			seen := &expect.Seen{}
+			got, err := r.remnantLeft(context.Background(), newWorker("w1", api, api), ns, "tj", seen)
+			r.exp.Settle(*seen, r.now())
 			if (err != nil) != tc.wantErr {
 				t.Fatalf("remnantLeft() error = %v, want an error: %t", err, tc.wantErr)
 			}
@@ -106,7 +110,7 @@ func TestRemnantLeft(t *testing.T) {
 			if want := map[bool]int{true: 1, false: 0}[tc.noted]; reads != want {
 				t.Errorf("reads of the worker = %d, want %d", reads, want)
 			}
-			_, remembered := r.remnants.get(remnantKey{"w1", ns, "tj"}, r.now())
+			_, remembered := r.exp.RemnantOf(expect.RemnantKey{Cluster: "w1", Namespace: ns, Name: "tj"}, r.now())
 			if remembered != (tc.noted && !tc.wantForgot) {
 				t.Errorf("remembered after = %t, want %t", remembered, tc.noted && !tc.wantForgot)
 			}
@@ -116,16 +120,14 @@ func TestRemnantLeft(t *testing.T) {
 
 // A finished copy's pods are done: its JobSet is no reason to wait.
 func TestRemnantsSkipFinishedCopies(t *testing.T) {
-	r := newRemnants()
 	copy := &unstructured.Unstructured{Object: map[string]any{"status": map[string]any{"conditions": []any{
 		map[string]any{"type": "Complete", "status": "True"},
 	}}}}
 	copy.SetNamespace(ns)
 	copy.SetName("tj")
 	copy.SetUID("copy-uid")
-	r.note("w1", adapter.NewTrainJob(), copy, t0)
-	if _, ok := r.get(remnantKey{"w1", ns, "tj"}, t0); ok {
-		t.Errorf("a finished copy was remembered")
+	if n, ok := remnantOf("w1", adapter.NewTrainJob(), copy); ok {
+		t.Errorf("a finished copy leaves a remnant: %+v", n)
 	}
 }
 
@@ -236,7 +238,7 @@ func TestARunningTrainJobCopyGoesAfterItsJobSet(t *testing.T) {
 	if diff := cmp.Diff([]string{"JobSet Foreground", "TrainJob Background"}, deletes); diff != "" {
 		t.Errorf("deletes on w1, in order (-want +got):\n%s", diff)
 	}
-	if _, ok := r.remnants.get(remnantKey{"w1", ns, "tj"}, r.now()); !ok {
+	if _, ok := r.exp.RemnantOf(expect.RemnantKey{Cluster: "w1", Namespace: ns, Name: "tj"}, r.now()); !ok {
 		t.Errorf("the deleted copy's JobSet is not waited for")
 	}
 }

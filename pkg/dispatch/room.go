@@ -56,7 +56,7 @@ func (r *Reconciler) OnRoom(cluster string) {
 			if slices.Contains(wl.Status.NominatedClusterNames, cluster) {
 				continue // That worker's own Kueue queues it.
 			}
-			if placement.HasRoomNow(r.capacityFor(remote, wl, now), placement.Workload{PodSets: podSetsOf(wl)}) {
+			if placement.HasRoomNow(r.capacityFor(remote, wl, now, nil), placement.Workload{PodSets: podSetsOf(wl)}) {
 				waiting = append(waiting, waiter{key: types.NamespacedName{Namespace: wl.Namespace, Name: wl.Name},
 					priority: ptr.Deref(wl.Spec.Priority, 0), since: waitingSince(wl, now)})
 			}

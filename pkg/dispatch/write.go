@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
@@ -22,6 +23,7 @@ import (
 
 	courier "github.com/courierdev/courier/api/v1alpha1"
 	"github.com/courierdev/courier/pkg/adapter"
+	"github.com/courierdev/courier/pkg/dispatch/expect"
 	"github.com/courierdev/courier/pkg/metrics"
 )
 
@@ -63,10 +65,10 @@ func (r *Reconciler) writeStatus(ctx context.Context, wl *kueue.Workload, check 
 
 // wroteOver remembers that Courier's write replaced version of wl, unless
 // the API server stored nothing new: no event follows a write that changed
-// nothing, and a pass waiting for one would wait for writtenTTL.
+// nothing, and a pass waiting for one would wait for expect.WrittenTTL.
 func (r *Reconciler) wroteOver(obj metav1.Object, version string) {
 	if obj.GetResourceVersion() != version {
-		r.written.note(obj.GetUID(), version, r.now())
+		r.exp.WroteOver(obj.GetUID(), version, r.now())
 	}
 }
 
@@ -106,7 +108,7 @@ func (r *Reconciler) writePlacement(ctx context.Context, wl *kueue.Workload, p *
 // sets as a job starts, say): its event must queue that pass all the same.
 func (r *Reconciler) noteConflict(wl *kueue.Workload, version string, err error) {
 	if apierrors.IsConflict(err) {
-		r.written.note(wl.UID, version, r.now())
+		r.exp.WroteOver(wl.UID, version, r.now())
 	}
 }
 
@@ -141,9 +143,10 @@ func (r *Reconciler) createWorkloadCopy(ctx context.Context, c string, wl *kueue
 	err = remote.Client.Create(ctx, copy)
 	switch {
 	case err == nil:
-		r.assumed.add(c, wl.UID, queueOf(wl), podSetsOf(wl), r.now())
-		r.created.add(c, workloadGVK.Kind, wl.UID, copy.UID, copy.ResourceVersion, r.now())
-		r.skips.clearFailing(c, wl.Namespace)
+		now := r.now()
+		r.exp.Assume(c, wl.UID, expect.Demand{Queue: queueOf(wl), PodSets: podSetsOf(wl)}, now)
+		r.exp.Created(expect.CopyKey{Cluster: c, Kind: workloadGVK.Kind, Workload: wl.UID}, copy.UID, copy.ResourceVersion, now)
+		r.exp.Recovered(expect.NamespaceKey{Cluster: c, Namespace: wl.Namespace})
 		return nil, nil
 	case apierrors.IsAlreadyExists(err):
 		existing := &kueue.Workload{}
@@ -165,8 +168,8 @@ func (r *Reconciler) createWorkloadCopy(ctx context.Context, c string, wl *kueue
 		// for as long as it lasts; another worker may take them meanwhile.
 		// Found by the soak (docs/soak.md, finding 25).
 		until := r.now().Add(failedSkip)
-		r.skips.addFailing(c, wl.Namespace, fmt.Sprintf("failed to create Workload %s/%s; passed over until %s",
-			wl.Namespace, wl.Name, until.UTC().Format(time.TimeOnly)), until)
+		r.exp.Failing(expect.NamespaceKey{Cluster: c, Namespace: wl.Namespace}, expect.Note{Reason: fmt.Sprintf("failed to create Workload %s/%s; passed over until %s",
+			wl.Namespace, wl.Name, until.UTC().Format(time.TimeOnly)), Until: until}, r.now())
 		return r.skip(wl, c, failedSkip, courier.EventCreateFailed, "failed to create the Workload",
 			truncate(fmt.Sprintf("Worker %q failed to create Workload %s/%s: %v. Courier passes the worker over for %s, for this and the other jobs of namespace %q; if it lasts, check that worker's Kueue.",
 				c, wl.Namespace, wl.Name, err, failedSkip, wl.Namespace), maxNoteLength)), nil
@@ -216,7 +219,7 @@ func (r *Reconciler) createJob(ctx context.Context, c string, wl *kueue.Workload
 		err := remote.Client.Create(ctx, copy)
 		if err == nil {
 			if copy == jobCopy {
-				r.created.add(c, job.adapter.GVK().Kind, wl.UID, copy.GetUID(), copy.GetResourceVersion(), r.now())
+				r.exp.Created(expect.CopyKey{Cluster: c, Kind: job.adapter.GVK().Kind, Workload: wl.UID}, copy.GetUID(), copy.GetResourceVersion(), r.now())
 				metrics.Dispatched(c)
 			}
 			continue
@@ -270,11 +273,24 @@ func isRefused(err error) bool {
 	return apierrors.IsForbidden(err) || apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) || apierrors.IsMethodNotSupported(err)
 }
 
+// How long a worker is passed over for a Workload after a create there
+// failed for a reason a person must fix.
+const (
+	foreignSkip   = 5 * time.Minute
+	namespaceSkip = 30 * time.Second
+	// refusedSkip: a worker's admission or validation refused a create;
+	// the same create would be refused again until someone changes it.
+	refusedSkip = time.Minute
+	// failedSkip: a worker failed a create with a server error of its own
+	// (its Kueue's webhook unreachable, say); it may be back in a moment.
+	failedSkip = 30 * time.Second
+)
+
 // skip passes worker c over for wl for a while, giving why in a few words
 // (the placement message lists it) and returns the event that says it in
 // full.
 func (r *Reconciler) skip(wl *kueue.Workload, c string, d time.Duration, reason, short, msg string) *Event {
-	r.skips.add(wl.UID, c, short, r.now().Add(d))
+	r.exp.PassOver(wl.UID, c, expect.Note{Reason: short, Until: r.now().Add(d)}, r.now())
 	metrics.Rejected(c, reason)
 	return &Event{Type: "Warning", Reason: reason, Message: msg, Cluster: c}
 }
@@ -332,7 +348,7 @@ func (r *Reconciler) finalSync(ctx context.Context, c string, wl *kueue.Workload
 	if err := r.mirror(ctx, job, copy); err != nil {
 		return err
 	}
-	r.finalMirrored.add(copy.GetUID(), r.now())
+	r.exp.Mirrored(copy.GetUID(), r.now())
 	return nil
 }
 
@@ -406,4 +422,20 @@ func isNamespaceMissing(err error) bool {
 	}
 	d := status.Status().Details
 	return d != nil && d.Kind == "namespaces"
+}
+
+// createdLately reports whether the copy of gvk of Workload wl that
+// Courier created on cluster counts as there though the worker's informer
+// does not show it (expect.StillUnseen).
+func (r *Reconciler) createdLately(cluster string, gvk schema.GroupVersionKind, wl types.UID) bool {
+	now := r.now()
+	c, ok := r.exp.CreatedCopy(expect.CopyKey{Cluster: cluster, Kind: gvk.Kind, Workload: wl}, now)
+	if !ok {
+		return false
+	}
+	return r.exp.StillUnseen(c, now, func(version string) bool {
+		remote, err := r.remotes.Get(cluster)
+		// A worker out of reach holds the job back by itself.
+		return err != nil || remote.Reached(gvk, version)
+	})
 }

@@ -121,10 +121,12 @@ func exportedNames(t *testing.T) sets.Set[string] {
 	const c = "dashboard-test"
 	touchAll(c)
 	CountPendingWith(func() (map[string]int, error) { return map[string]int{"check": 1}, nil })
+	CountExpectationsWith(func() map[string]int { return map[string]int{"written": 1} })
 	t.Cleanup(func() {
 		ForgetWorker(c)
 		PlacementDecisions.Reset()
 		CountPendingWith(nil)
+		CountExpectationsWith(nil)
 	})
 
 	families, err := metrics.Registry.Gather()

@@ -37,3 +37,20 @@ courier_pending_workloads{check="gpu"} 3
 		})
 	}
 }
+
+func TestDispatchExpectations(t *testing.T) {
+	CountExpectationsWith(func() map[string]int { return map[string]int{"deleted": 12, "written": 0} })
+	t.Cleanup(func() { CountExpectationsWith(nil) })
+	want := `# HELP courier_dispatch_expectations Entries the dispatcher keeps of what it did that its caches may not show yet, by kind; exported by the leader only.
+# TYPE courier_dispatch_expectations gauge
+courier_dispatch_expectations{kind="deleted"} 12
+courier_dispatch_expectations{kind="written"} 0
+`
+	if err := testutil.CollectAndCompare(expectations, strings.NewReader(want)); err != nil {
+		t.Error(err)
+	}
+	CountExpectationsWith(nil)
+	if err := testutil.CollectAndCompare(expectations, strings.NewReader("")); err != nil {
+		t.Errorf("no dispatcher running: %v", err)
+	}
+}

@@ -10,71 +10,62 @@ import (
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
 	courier "github.com/courierdev/courier/api/v1alpha1"
 	"github.com/courierdev/courier/pkg/cluster"
+	"github.com/courierdev/courier/pkg/dispatch/expect"
 	kueuetesting "github.com/courierdev/courier/pkg/testing/kueue"
 )
 
-func TestOwnWrites(t *testing.T) {
-	w := newOwnWrites()
-	w.note("wl", "10", t0)
-	w.note("wl", "11", t0.Add(time.Second))
+// A workload whose every worker was passed over (a namespace missing
+// everywhere) is looked at again when the first pass-over ends.
+func TestPassOverEnds(t *testing.T) {
 	cases := map[string]struct {
-		version string
-		at      time.Time
-		want    bool
+		notes map[string]time.Time
+		want  time.Duration
 	}{
-		"the version the first write of a pass replaced":                {version: "10", at: t0.Add(time.Second), want: true},
-		"the version the second write replaced":                         {version: "11", at: t0.Add(time.Second), want: true},
-		"the version Courier wrote":                                     {version: "12", at: t0.Add(time.Second)},
-		"a cache 50 s behind, after the manager's API server restarted": {version: "11", at: t0.Add(51 * time.Second), want: true},
-		"long after the writes":                                         {version: "11", at: t0.Add(time.Second + writtenTTL + time.Millisecond)},
+		"no note":              {want: 0},
+		"one note in force":    {notes: map[string]time.Time{"a": t0.Add(30 * time.Second)}, want: 30*time.Second + time.Millisecond},
+		"the first one to end": {notes: map[string]time.Time{"a": t0.Add(time.Minute), "b": t0.Add(10 * time.Second)}, want: 10*time.Second + time.Millisecond},
+		"a note that ended":    {notes: map[string]time.Time{"a": t0.Add(-time.Second)}, want: 0},
+		"one ended, one not":   {notes: map[string]time.Time{"a": t0.Add(-time.Second), "b": t0.Add(5 * time.Second)}, want: 5*time.Second + time.Millisecond},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			if got := w.stale("wl", tc.version, tc.at); got != tc.want {
-				t.Errorf("stale(%q) = %v, want %v", tc.version, got, tc.want)
+			notes := map[string]PassOver{}
+			for c, until := range tc.notes {
+				notes[c] = PassOver{Reason: "passed over", Until: until}
+			}
+			if diff := cmp.Diff(tc.want, passOverEnds(notes, t0)); diff != "" {
+				t.Errorf("passOverEnds() (-want +got):\n%s", diff)
 			}
 		})
 	}
-	if w.stale("other", "10", t0) {
-		t.Error("another Workload's version is stale")
-	}
 }
 
-func TestOwnWritesForgetsExpiredWorkloads(t *testing.T) {
-	w := newOwnWrites()
-	w.note("old", "10", t0)
-	w.note("recent", "20", t0.Add(writtenTTL+2*time.Second))
-	w.note("new", "30", t0.Add(2*writtenTTL+time.Second))
-	if _, ok := w.byUID["old"]; ok {
-		t.Error("a Workload written more than a TTL ago is still remembered")
+// A Workload whose passes keep failing (a worker down for minutes) is
+// looked at again within maxErrorBackoff once they stop failing, not after
+// controller-runtime's 1,000 s.
+func TestPassRateLimiterCapsTheBackoff(t *testing.T) {
+	limiter := passRateLimiter()
+	req := reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "ns", Name: "wl"}}
+	var last time.Duration
+	for range 30 {
+		last = limiter.When(req)
 	}
-	if _, ok := w.byUID["recent"]; !ok {
-		t.Error("a Workload written within the TTL is forgotten")
+	if last > maxErrorBackoff {
+		t.Errorf("backoff after 30 failed passes = %s, want at most %s", last, maxErrorBackoff)
 	}
-}
-
-// Once a pass reads a version none of Courier's writes replaced, the cache
-// holds them all: they are forgotten, however recent.
-func TestOwnWritesForgottenOnceTheCacheCaughtUp(t *testing.T) {
-	w := newOwnWrites()
-	w.note("wl", "10", t0)
-	w.note("wl", "11", t0)
-	if !w.behind("wl", "11", t0) {
-		t.Fatal("a version Courier wrote over is not behind")
-	}
-	if w.behind("wl", "12", t0) {
-		t.Fatal("the version Courier wrote is behind")
-	}
-	if _, ok := w.byUID["wl"]; ok {
-		t.Error("the writes are remembered after the cache caught up with them")
+	limiter.Forget(req)
+	if got := limiter.When(req); got > 10*time.Millisecond {
+		t.Errorf("backoff after a pass that did not fail = %s, want the first step", got)
 	}
 }
 
@@ -90,19 +81,18 @@ func TestWroteOver(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			r := &Reconciler{written: newOwnWrites(), now: func() time.Time { return t0 }}
+			r := &Reconciler{exp: expect.New(), now: func() time.Time { return t0 }}
 			r.wroteOver(&metav1.ObjectMeta{UID: "wl", ResourceVersion: tc.stored}, "10")
-			if got := r.written.stale("wl", "10", t0); got != tc.want {
+			if got := r.exp.Behind("wl", "10", t0); got != tc.want {
 				t.Errorf("the version written over is awaited: %v, want %v", got, tc.want)
 			}
 		})
 	}
 }
 
-// Measured at 0.5 TrainJobs/s: one dispatch in twelve took a second more.
-// Courier's nomination conflicted with Kueue's write of PodsReady, whose
-// event the predicate dropped, and the next pass waited for the backstop.
-// A refused write now awaits the newer version, whatever it changed.
+// A nomination that conflicted with Kueue's write of PodsReady, whose event
+// the predicate drops, must not leave the next pass to the backstop: a
+// refused write awaits the newer version, whatever it changed.
 func TestARefusedWriteAwaitsTheNewerVersion(t *testing.T) {
 	wl := managerWl().Check(check, kueue.CheckStatePending, "").Obj()
 	refused := false
@@ -120,7 +110,7 @@ func TestARefusedWriteAwaitsTheNewerVersion(t *testing.T) {
 	if err := manager.Get(context.Background(), client.ObjectKeyFromObject(wl), kueues); err != nil {
 		t.Fatal(err)
 	}
-	if !workloadChanged(r.written, r.now).Update(event.UpdateEvent{ObjectOld: read, ObjectNew: kueues}) {
+	if !workloadChanged(r.exp, r.now).Update(event.UpdateEvent{ObjectOld: read, ObjectNew: kueues}) {
 		t.Error("Kueue's version, after a write on the one before was refused, queued no pass")
 	}
 }
@@ -167,11 +157,10 @@ func TestARefusedNominationIsReportedOnce(t *testing.T) {
 	}
 }
 
-// Seen on the bench's clusters: a nomination refused for a conflict left
-// its copy on worker-1, whose Kueue admitted it before the next pass. That
-// pass found no nomination on the manager's Workload, ranked worker-1 below
-// worker-2 by the copy's own usage, and moved the copy there: two writes to
-// the workers that admitted nothing sooner. The copy now keeps its place.
+// A nomination refused for a conflict leaves its copy on w1, whose Kueue
+// admits it before the next pass. That pass finds no nomination on the
+// manager's Workload and must not rank w1 below w2 by the copy's own usage
+// and move the copy: it keeps its place.
 func TestARefusedNominationKeepsItsCopy(t *testing.T) {
 	wl := managerWl().Queue("lq").Check(check, kueue.CheckStatePending, "").Obj()
 	refused := false

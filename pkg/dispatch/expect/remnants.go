@@ -1,0 +1,40 @@
+package expect
+
+import (
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// RemnantKey names a deleted job copy: its worker, namespace and name.
+type RemnantKey struct{ Cluster, Namespace, Name string }
+
+// Remnant is the dependent that ran a deleted job copy's pods (a
+// TrainJob's JobSet): its kind, and the UID of the copy that controls it.
+type Remnant struct {
+	Owner  types.UID
+	Runner schema.GroupVersionKind
+}
+
+// Remnant records a job copy deleted in the background whose runner may
+// outlive it: on a worker whose controllers are down, the runner and its
+// pods go on after the copy is gone. A copy noted already keeps its time.
+func (e *Expectations) Remnant(key RemnantKey, r Remnant, now time.Time) {
+	if old, _, ok := e.remnants.get(key, now); ok && old.Owner == r.Owner {
+		return
+	}
+	e.remnants.put(key, r, now)
+}
+
+// RemnantOf returns the remnant under key, if Courier still waits for it.
+func (e *Expectations) RemnantOf(key RemnantKey, now time.Time) (Remnant, bool) {
+	r, _, ok := e.remnants.get(key, now)
+	return r, ok
+}
+
+// RemnantGone forgets the remnant under key, if it is still the one of
+// owner: it went, or was made for another copy since.
+func (e *Expectations) RemnantGone(key RemnantKey, owner types.UID) {
+	e.remnants.remove(key, func(r Remnant) bool { return r.Owner != owner })
+}
