@@ -19,7 +19,7 @@ import (
 
 	courier "github.com/courierdev/courier/api/v1alpha1"
 	"github.com/courierdev/courier/pkg/cluster"
-	"github.com/courierdev/courier/pkg/dispatch"
+	"github.com/courierdev/courier/pkg/dispatch/workload"
 	"github.com/courierdev/courier/pkg/placement"
 )
 
@@ -148,7 +148,7 @@ func explainInputOf(wl *kueue.Workload, t *target, policy *courier.DispatchPolic
 			Queue:     string(wl.Spec.QueueName),
 			Priority:  ptr.Deref(wl.Spec.Priority, 0),
 			Labels:    wl.Labels,
-			PodSets:   dispatch.PodSets(wl),
+			PodSets:   workload.PodSets(wl),
 			Object:    t.job.Object,
 		},
 		Started:   quotaReservedAt(wl, now),

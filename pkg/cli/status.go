@@ -11,7 +11,7 @@ import (
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
 	courier "github.com/courierdev/courier/api/v1alpha1"
-	"github.com/courierdev/courier/pkg/dispatch"
+	"github.com/courierdev/courier/pkg/dispatch/workload"
 )
 
 // StatusReport is what kubectl courier status shows of a job.
@@ -137,7 +137,7 @@ func readRemote(ctx context.Context, worker client.Client, t *target, into *Remo
 func locate(wl *kueue.Workload) Location {
 	p := Location{Nominated: wl.Status.NominatedClusterNames}
 	raw, recorded := wl.Annotations[courier.PlacementAnnotation]
-	record := dispatch.Placement{}
+	record := workload.Placement{}
 	if recorded {
 		if err := json.Unmarshal([]byte(raw), &record); err != nil || record.Cluster == "" {
 			p.Summary = fmt.Sprintf("The annotation %s=%q is not a placement Courier wrote; Courier ignores it.", courier.PlacementAnnotation, raw)
@@ -145,7 +145,7 @@ func locate(wl *kueue.Workload) Location {
 		}
 	}
 	switch {
-	case recorded && record.Evictions == dispatch.Evictions(wl):
+	case recorded && record.Evictions == workload.Evictions(wl):
 		p.Cluster, p.Live = record.Cluster, true
 		p.Summary = "Placed on " + record.Cluster + "."
 	case recorded:

@@ -102,6 +102,15 @@ func (o Options) withDefaults() *Options {
 	return &o
 }
 
+// Connections are the workers' connections as the dispatcher reads and
+// writes through them; *Cache is the real one.
+type Connections interface {
+	// Get returns the worker's Remote, or an error if it is not connected.
+	Get(name string) (*Remote, error)
+	// Names lists the workers with a connection, working or not.
+	Names() []string
+}
+
 // Cache holds one connection per WorkerCluster. Its lock guards only the
 // map: no I/O happens under it, and each connection does its own I/O in its
 // own goroutine.

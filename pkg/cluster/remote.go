@@ -72,6 +72,20 @@ func NewRemote(name string, c client.Client, apiReader client.Reader, served ...
 // missing there go elsewhere.
 func (r *Remote) Serves(gvk schema.GroupVersionKind) bool { return r.served.Has(gvk) }
 
+// List lists the objects of a kind that the worker's origin-filtered
+// informers hold; none if the worker does not serve the kind.
+func (r *Remote) List(ctx context.Context, gvk schema.GroupVersionKind, opts ...client.ListOption) ([]unstructured.Unstructured, error) {
+	if !r.Serves(gvk) {
+		return nil, nil
+	}
+	list := &unstructured.UnstructuredList{}
+	list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+	if err := r.Client.List(ctx, list, opts...); err != nil {
+		return nil, err
+	}
+	return list.Items, nil
+}
+
 // KindName spells a kind as the configuration does: Kind.version.group.
 func KindName(gvk schema.GroupVersionKind) string {
 	return gvk.Kind + "." + gvk.Version + "." + gvk.Group

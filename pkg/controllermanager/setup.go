@@ -18,6 +18,7 @@ import (
 	"github.com/courierdev/courier/pkg/cluster"
 	"github.com/courierdev/courier/pkg/config"
 	"github.com/courierdev/courier/pkg/dispatch"
+	"github.com/courierdev/courier/pkg/dispatch/workload"
 	"github.com/courierdev/courier/pkg/webhook"
 	"github.com/courierdev/courier/pkg/workercluster"
 )
@@ -53,7 +54,7 @@ func Setup(mgr ctrl.Manager, cfg *configv1alpha1.Configuration) (*cluster.Cache,
 		UnstructuredKinds: jobKinds,
 		OptionalKinds:     []schema.GroupVersionKind{adapter.PodGroupGVK, adapter.SchedulingWorkloadGVK},
 		Scheme:            mgr.GetScheme(),
-		Indexes:           dispatch.RemoteIndexes(),
+		Indexes:           workload.Indexes(),
 		// The cache and the dispatcher need each other; the cache calls this
 		// only once connections run, after both exist.
 		OnRemoteChange: func(cluster string, old, obj client.Object, deleted bool) {

@@ -20,35 +20,9 @@ import (
 
 	courier "github.com/courierdev/courier/api/v1alpha1"
 	"github.com/courierdev/courier/pkg/cluster"
-	"github.com/courierdev/courier/pkg/dispatch/expect"
+	"github.com/courierdev/courier/pkg/dispatch/workload"
 	kueuetesting "github.com/courierdev/courier/pkg/testing/kueue"
 )
-
-// A workload whose every worker was passed over (a namespace missing
-// everywhere) is looked at again when the first pass-over ends.
-func TestPassOverEnds(t *testing.T) {
-	cases := map[string]struct {
-		notes map[string]time.Time
-		want  time.Duration
-	}{
-		"no note":              {want: 0},
-		"one note in force":    {notes: map[string]time.Time{"a": t0.Add(30 * time.Second)}, want: 30*time.Second + time.Millisecond},
-		"the first one to end": {notes: map[string]time.Time{"a": t0.Add(time.Minute), "b": t0.Add(10 * time.Second)}, want: 10*time.Second + time.Millisecond},
-		"a note that ended":    {notes: map[string]time.Time{"a": t0.Add(-time.Second)}, want: 0},
-		"one ended, one not":   {notes: map[string]time.Time{"a": t0.Add(-time.Second), "b": t0.Add(5 * time.Second)}, want: 5*time.Second + time.Millisecond},
-	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			notes := map[string]PassOver{}
-			for c, until := range tc.notes {
-				notes[c] = PassOver{Reason: "passed over", Until: until}
-			}
-			if diff := cmp.Diff(tc.want, passOverEnds(notes, t0)); diff != "" {
-				t.Errorf("passOverEnds() (-want +got):\n%s", diff)
-			}
-		})
-	}
-}
 
 // A Workload whose passes keep failing (a worker down for minutes) is
 // looked at again within maxErrorBackoff once they stop failing, not after
@@ -66,27 +40,6 @@ func TestPassRateLimiterCapsTheBackoff(t *testing.T) {
 	limiter.Forget(req)
 	if got := limiter.When(req); got > 10*time.Millisecond {
 		t.Errorf("backoff after a pass that did not fail = %s, want the first step", got)
-	}
-}
-
-// A write the API server stored nothing new for brings no event: a pass
-// must not wait for one.
-func TestWroteOver(t *testing.T) {
-	cases := map[string]struct {
-		stored string
-		want   bool
-	}{
-		"a write that stored a new version": {stored: "11", want: true},
-		"a write that changed nothing":      {stored: "10"},
-	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			r := &Reconciler{exp: expect.New(), now: func() time.Time { return t0 }}
-			r.wroteOver(&metav1.ObjectMeta{UID: "wl", ResourceVersion: tc.stored}, "10")
-			if got := r.exp.Behind("wl", "10", t0); got != tc.want {
-				t.Errorf("the version written over is awaited: %v, want %v", got, tc.want)
-			}
-		})
 	}
 }
 
@@ -145,7 +98,7 @@ func TestARefusedNominationIsReportedOnce(t *testing.T) {
 	if len(got.Status.NominatedClusterNames) == 0 {
 		t.Fatal("the second pass wrote no nomination")
 	}
-	recorded := r.recorder.(*events.FakeRecorder).Events
+	recorded := r.actor.Recorder.(*events.FakeRecorder).Events
 	var nominated []string
 	for len(recorded) > 0 {
 		if e := <-recorded; strings.Contains(e, " "+courier.EventNominated+" ") {
@@ -174,7 +127,7 @@ func TestARefusedNominationKeepsItsCopy(t *testing.T) {
 	}
 	w1, w2 := fakeClient(interceptor.Funcs{}, queues()...), fakeClient(interceptor.Funcs{}, queues()...)
 	withQuota := func(name string, c client.Client) *cluster.Remote {
-		return cluster.NewRemote(name, c, c, workloadGVK, trainer.GroupVersion.WithKind(trainer.TrainJobKind),
+		return cluster.NewRemote(name, c, c, workload.GVK, trainer.GroupVersion.WithKind(trainer.TrainJobKind),
 			kueue.SchemeGroupVersion.WithKind("ClusterQueue"), kueue.SchemeGroupVersion.WithKind("LocalQueue"), kueue.SchemeGroupVersion.WithKind("ResourceFlavor"))
 	}
 	r := newReconciler(manager, fakeRemotes{"w1": withQuota("w1", w1), "w2": withQuota("w2", w2)})

@@ -6,14 +6,19 @@
 // status back until the Workload finishes: the final job status first, the
 // Workload's end next, the removal of the worker's copies last.
 //
-// Each reconcile reads the Workload and its copies on every worker from
-// caches (observe), decides with the pure function plan, and carries the
-// plan out (act): remote writes, then one status write, then events.
+// Each pass is a pipeline of three packages: observe reads the Workload and
+// its copies on every worker from caches, plan decides with the pure
+// function plan.Decide, and act carries the plan out in ordered steps:
+// remote writes, then one status write, then events. What Courier did that
+// its caches do not show yet is kept in expect, which observe reads and act
+// writes. This package wires them to the events of the manager and the
+// workers.
 package dispatch
 
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"golang.org/x/time/rate"
@@ -33,8 +38,14 @@ import (
 
 	courier "github.com/courierdev/courier/api/v1alpha1"
 	"github.com/courierdev/courier/pkg/adapter"
+	"github.com/courierdev/courier/pkg/admissioncheck"
 	"github.com/courierdev/courier/pkg/cluster"
+	"github.com/courierdev/courier/pkg/collector"
+	"github.com/courierdev/courier/pkg/dispatch/act"
 	"github.com/courierdev/courier/pkg/dispatch/expect"
+	"github.com/courierdev/courier/pkg/dispatch/observe"
+	"github.com/courierdev/courier/pkg/dispatch/workload"
+	"github.com/courierdev/courier/pkg/dispatchpolicy"
 	"github.com/courierdev/courier/pkg/metrics"
 	"github.com/courierdev/courier/pkg/placement"
 )
@@ -70,25 +81,20 @@ type Options struct {
 	StatusInObject []schema.GroupVersionKind
 }
 
-// Remotes are the connections to workers the dispatcher reads and writes
-// through; *cluster.Cache is the real one.
-type Remotes interface {
-	// Get returns the worker's Remote, or an error if it is not connected.
-	Get(name string) (*cluster.Remote, error)
-	// Names lists the workers with a connection, working or not.
-	Names() []string
-}
-
-// Reconciler dispatches manager Workloads.
+// Reconciler dispatches manager Workloads: it wires the observe, plan and
+// act steps of a pass (see Reconcile) to the manager's and the workers'
+// events.
 type Reconciler struct {
 	client   client.Client
-	remotes  Remotes
+	remotes  cluster.Connections
 	opts     Options
 	adapters map[schema.GroupKind]adapter.Adapter
-	recorder events.EventRecorder
 	now      func() time.Time
-	// exp is what Courier did that its caches may not show yet.
-	exp *expect.Expectations
+	// exp is what Courier did that its caches may not show yet; observer
+	// reads it, actor writes it.
+	exp      *expect.Expectations
+	observer *observe.Observer
+	actor    *act.Actor
 	// policies holds the DispatchPolicies' compiled CEL.
 	policies *placement.Cache
 	// remote carries workers' object changes and garbage-collection sweeps
@@ -99,8 +105,8 @@ type Reconciler struct {
 }
 
 // New returns a Reconciler over the manager client c and the workers'
-// connections; hand OnRemoteChange to the cluster cache.
-func New(c client.Client, remotes Remotes, recorder events.EventRecorder, opts Options) *Reconciler {
+// connections; hand OnRemoteChange and OnRoom to the cluster cache.
+func New(c client.Client, remotes cluster.Connections, recorder events.EventRecorder, opts Options) *Reconciler {
 	if opts.Concurrency <= 0 {
 		opts.Concurrency = 1
 	}
@@ -109,7 +115,6 @@ func New(c client.Client, remotes Remotes, recorder events.EventRecorder, opts O
 		remotes:  remotes,
 		opts:     opts,
 		adapters: map[schema.GroupKind]adapter.Adapter{},
-		recorder: recorder,
 		now:      time.Now,
 		exp:      expect.New(),
 		policies: &placement.Cache{},
@@ -119,6 +124,12 @@ func New(c client.Client, remotes Remotes, recorder events.EventRecorder, opts O
 	for _, a := range opts.Adapters {
 		r.adapters[a.GVK().GroupKind()] = a
 	}
+	// The steps read the clock through r.now, which tests set.
+	now := func() time.Time { return r.now() }
+	r.observer = &observe.Observer{Client: c, Remotes: remotes, Expectations: r.exp, Adapters: r.adapters, Policies: r.policies,
+		Origin: opts.Origin, WorkerLostTimeout: opts.WorkerLostTimeout, Now: now}
+	r.actor = &act.Actor{Client: c, Remotes: remotes, Expectations: r.exp, Recorder: recorder, Adapters: r.adapters,
+		AdapterList: opts.Adapters, Origin: opts.Origin, StatusInObject: opts.StatusInObject, Now: now}
 	return r
 }
 
@@ -128,7 +139,7 @@ func New(c client.Client, remotes Remotes, recorder events.EventRecorder, opts O
 // update, nil otherwise. It blocks while the queue is full, since dropping
 // the event could lose a status change, but not past shutdown.
 func (r *Reconciler) OnRemoteChange(_ string, old, obj client.Object, deleted bool) {
-	name := workloadOf(obj)
+	name := workload.Of(obj)
 	if name == "" || (old != nil && !copyChangeMatters(old, obj)) || (deleted && r.finishedOnManager(obj.GetNamespace(), name)) {
 		return
 	}
@@ -164,7 +175,9 @@ func (r *Reconciler) SetupWithManager(mgr manager.Manager) error {
 	})); err != nil {
 		return fmt.Errorf("adding the shutdown guard: %w", err)
 	}
-	if err := mgr.Add(&collector{r: r}); err != nil {
+	gc := &collector.Collector{Client: r.client, Remotes: r.remotes, Kinds: r.copyKinds(), Interval: r.opts.GCInterval,
+		Enqueue: func(key types.NamespacedName) { r.enqueue(remoteChange{key: key}) }}
+	if err := mgr.Add(gc); err != nil {
 		return fmt.Errorf("adding the garbage collector: %w", err)
 	}
 	b := builder.ControllerManagedBy(mgr).
@@ -191,17 +204,26 @@ func (r *Reconciler) SetupWithManager(mgr manager.Manager) error {
 	if err := b.Complete(r); err != nil {
 		return fmt.Errorf("setting up the dispatch controller: %w", err)
 	}
-	if err := setupPolicies(mgr, r.policies); err != nil {
+	if err := dispatchpolicy.Setup(mgr, r.policies); err != nil {
 		return err
 	}
-	return setupAdmissionChecks(mgr, r.policies, r.opts.UnservedKinds)
+	return admissioncheck.Setup(mgr, r.policies, r.opts.UnservedKinds)
+}
+
+// copyKinds are the kinds, besides Kueue's Workload, of what Courier
+// creates on workers.
+func (r *Reconciler) copyKinds() []schema.GroupVersionKind {
+	kinds := slices.Clone(workload.DepKinds)
+	for _, a := range r.opts.Adapters {
+		kinds = append(kinds, a.GVK())
+	}
+	return kinds
 }
 
 // maxErrorBackoff bounds how long a Workload whose pass failed waits for the
 // next one. controller-runtime's default doubles up to 1,000 s: a worker
-// failing for minutes held the jobs that had chosen it for a quarter of an
-// hour more after it recovered, when nothing else queued them (docs/soak.md,
-// finding 25).
+// failing for minutes would hold the jobs that chose it for a quarter of an
+// hour more after it recovered, when nothing else queues them.
 const maxErrorBackoff = time.Minute
 
 // passRateLimiter is controller-runtime's default rate limiter for the

@@ -21,6 +21,7 @@ import (
 
 	courier "github.com/courierdev/courier/api/v1alpha1"
 	"github.com/courierdev/courier/pkg/adapter"
+	"github.com/courierdev/courier/pkg/dispatch/workload"
 )
 
 // Indexes of manager Workloads, so that an event on another object queues
@@ -46,7 +47,7 @@ const (
 func indexWorkloads(mgr manager.Manager) error {
 	idx := mgr.GetFieldIndexer()
 	indexes := map[string]client.IndexerFunc{
-		clustersIndex:     func(o client.Object) []string { return clustersOf(o.(*kueue.Workload)) },
+		clustersIndex:     func(o client.Object) []string { return workload.Clusters(o.(*kueue.Workload)) },
 		pendingCheckIndex: func(o client.Object) []string { return pendingChecks(o.(*kueue.Workload)) },
 		waitingIndex: func(o client.Object) []string {
 			if wl := o.(*kueue.Workload); waitsForAdmission(wl) {
@@ -86,20 +87,6 @@ func pendingChecks(wl *kueue.Workload) []string {
 		}
 	}
 	return names
-}
-
-// clustersOf lists the clusters a Workload is placed on, dispatched to or
-// nominated for.
-func clustersOf(wl *kueue.Workload) []string {
-	keys := slices.Clone(wl.Status.NominatedClusterNames)
-	if wl.Status.ClusterName != nil {
-		keys = append(keys, *wl.Status.ClusterName)
-	}
-	if p, err := placementOf(wl); err == nil && p != nil {
-		keys = append(keys, p.Cluster)
-	}
-	slices.Sort(keys)
-	return slices.Compact(keys)
 }
 
 // courierWorkloads lets through the events of Workloads Courier cares

@@ -203,7 +203,7 @@ func TestAFinishKueueWroteIsReportedOnce(t *testing.T) {
 	reconcileOnce(t, r)
 	reconcileOnce(t, r)
 	var got []string
-	for recorded := r.recorder.(*events.FakeRecorder).Events; len(recorded) > 0; {
+	for recorded := r.actor.Recorder.(*events.FakeRecorder).Events; len(recorded) > 0; {
 		got = append(got, <-recorded)
 	}
 	want := []string{`Normal Finished The workload finished on worker "w1". Job finished successfully. Removed the workload's copies from w1.`}
@@ -235,7 +235,7 @@ func TestAFinishKueueWroteIsReportedWithThePlacedCopies(t *testing.T) {
 		reconcileOnce(t, r)
 	}
 	var got []string
-	for recorded := r.recorder.(*events.FakeRecorder).Events; len(recorded) > 0; {
+	for recorded := r.actor.Recorder.(*events.FakeRecorder).Events; len(recorded) > 0; {
 		got = append(got, <-recorded)
 	}
 	want := []string{

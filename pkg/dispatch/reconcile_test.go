@@ -13,24 +13,21 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/uuid"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
 	courier "github.com/courierdev/courier/api/v1alpha1"
 	"github.com/courierdev/courier/pkg/adapter"
-	"github.com/courierdev/courier/pkg/cluster"
 	"github.com/courierdev/courier/pkg/dispatch/expect"
+	"github.com/courierdev/courier/pkg/dispatch/workload"
 	couriertesting "github.com/courierdev/courier/pkg/testing/courier"
 	kueuetesting "github.com/courierdev/courier/pkg/testing/kueue"
 	trainertesting "github.com/courierdev/courier/pkg/testing/trainer"
+	"github.com/courierdev/courier/pkg/testing/workers"
 )
 
 // These tests drive Reconcile over fake clients, to make races happen on
@@ -38,51 +35,15 @@ import (
 // Everything else about dispatch is tested against real API servers in
 // test/integration/dispatch.
 
-var scheme = func() *runtime.Scheme {
-	s := runtime.NewScheme()
-	utilruntime.Must(clientgoscheme.AddToScheme(s))
-	utilruntime.Must(kueue.AddToScheme(s))
-	utilruntime.Must(trainer.AddToScheme(s))
-	utilruntime.Must(courier.AddToScheme(s))
-	return s
-}()
-
 const ns = "team-a"
 
 // fakeRemotes is a set of workers over fake clients.
-type fakeRemotes map[string]*cluster.Remote
+type fakeRemotes = workers.Remotes
 
-func (f fakeRemotes) Get(name string) (*cluster.Remote, error) {
-	if r := f[name]; r != nil {
-		return r, nil
-	}
-	return nil, cluster.ErrNotConnected
-}
-
-func (f fakeRemotes) Names() []string {
-	var names []string
-	for name := range f {
-		names = append(names, name)
-	}
-	return names
-}
-
-// newWorker is a worker whose informers answer from informer and whose API
-// server answers from api; they are the same unless a test wants the
-// informer behind.
-func newWorker(name string, informer, api client.Client) *cluster.Remote {
-	return cluster.NewRemote(name, informer, api, workloadGVK, trainer.GroupVersion.WithKind(trainer.TrainJobKind))
-}
-
-func fakeClient(funcs interceptor.Funcs, objs ...client.Object) client.Client {
-	b := fake.NewClientBuilder().WithScheme(scheme).
-		WithStatusSubresource(&kueue.Workload{}, &trainer.TrainJob{}, &kueue.AdmissionCheck{}, &courier.WorkerCluster{}).
-		WithObjects(objs...).WithInterceptorFuncs(funcs)
-	for field, extract := range RemoteIndexes() {
-		b = b.WithIndex(&kueue.Workload{}, field, extract).WithIndex(jobObject(adapter.NewTrainJob()), field, extract)
-	}
-	return b.Build()
-}
+var (
+	fakeClient = workers.FakeClient
+	newWorker  = workers.New
+)
 
 // managerObjects are the check's objects and a TrainJob with its
 // Workload, quota reserved.
@@ -121,21 +82,9 @@ func workloadCopy(w *kueuetesting.WorkloadWrapper) *kueue.Workload {
 
 // jobCopy is Courier's copy of the TrainJob on a worker, with a status.
 func jobCopy(t *testing.T, status *trainertesting.TrainJobWrapper) *unstructured.Unstructured {
-	t.Helper()
-	job, err := runtime.DefaultUnstructuredConverter.ToUnstructured(trainJob().Obj())
-	if err != nil {
-		t.Fatal(err)
-	}
-	copy, err := adapter.NewTrainJob().RemoteCopy(&unstructured.Unstructured{Object: job}, adapter.Destination{Workload: "trainjob-tj", Origin: "courier"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&status.Status)
-	if err != nil {
-		t.Fatal(err)
-	}
-	copy.Object["status"] = st
-	return copy
+	job := trainJob()
+	job.Status = status.Status
+	return workers.TrainJobCopy(t, job)
 }
 
 func newReconciler(manager client.Client, workers fakeRemotes) *Reconciler {
@@ -179,7 +128,7 @@ func TestFinishMirrorsTheFinalStatusFirst(t *testing.T) {
 
 	var writes []string
 	manager := fakeClient(interceptor.Funcs{SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, p client.Patch, opts ...client.SubResourcePatchOption) error {
-		gvks, _, _ := scheme.ObjectKinds(obj)
+		gvks, _, _ := workers.Scheme.ObjectKinds(obj)
 		writes = append(writes, gvks[0].Kind)
 		return c.SubResource(sub).Patch(ctx, obj, p, opts...)
 	}}, managerObjects(wl, local)...)
@@ -238,7 +187,7 @@ func TestConflictAfterTheJobWasCreatedKeepsItsWorker(t *testing.T) {
 	if got.Status.ClusterName == nil || *got.Status.ClusterName != "w2" {
 		t.Errorf("clusterName = %v, want w2", got.Status.ClusterName)
 	}
-	var p Placement
+	var p workload.Placement
 	if err := json.Unmarshal([]byte(got.Annotations[courier.PlacementAnnotation]), &p); err != nil || p.Cluster != "w2" {
 		t.Errorf("placement = %q, want w2", got.Annotations[courier.PlacementAnnotation])
 	}
@@ -283,79 +232,6 @@ func expectOn(t *testing.T, worker client.Client, obj client.Object, name string
 	err := worker.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, obj)
 	if got := err == nil; got != want {
 		t.Errorf("%T %s on the worker: %v, want %v (err: %v)", obj, name, got, want, err)
-	}
-}
-
-func TestReleasePatch(t *testing.T) {
-	cases := map[string]struct {
-		finalizers []string
-		want       string
-	}{
-		"none of Courier's or Kueue's: no patch": {finalizers: []string{"example.com/keep"}},
-		"Courier's and Kueue's, around another, each tested where seen, from the end": {
-			finalizers: []string{courier.RemoteFinalizer, "example.com/keep", kueueResourceInUseFinalizer},
-			want: `[{"op":"test","path":"/metadata/finalizers/2","value":"kueue.x-k8s.io/resource-in-use"},{"op":"remove","path":"/metadata/finalizers/2"},` +
-				`{"op":"test","path":"/metadata/finalizers/0","value":"courier.dev/dispatcher"},{"op":"remove","path":"/metadata/finalizers/0"}]`,
-		},
-	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			if diff := cmp.Diff(tc.want, string(releasePatch(tc.finalizers))); diff != "" {
-				t.Errorf("releasePatch() mismatch (-want +got):\n%s", diff)
-			}
-		})
-	}
-}
-
-func TestPlacementOf(t *testing.T) {
-	cases := map[string]struct {
-		annotation *string
-		want       *Placement
-		wantErr    bool
-	}{
-		"none":           {},
-		"one of Courier": {annotation: new(`{"cluster":"w1","evictions":2}`), want: &Placement{Cluster: "w1", Evictions: 2}},
-		"not JSON":       {annotation: new("w1"), wantErr: true},
-		"no cluster":     {annotation: new(`{"evictions":2}`), wantErr: true},
-	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			w := kueuetesting.MakeWorkload("wl", ns)
-			if tc.annotation != nil {
-				w.Annotation(courier.PlacementAnnotation, *tc.annotation)
-			}
-			got, err := placementOf(w.Obj())
-			if (err != nil) != tc.wantErr {
-				t.Fatalf("placementOf() error = %v, want error %v", err, tc.wantErr)
-			}
-			if diff := cmp.Diff(tc.want, got); diff != "" {
-				t.Errorf("placementOf() mismatch (-want +got):\n%s", diff)
-			}
-		})
-	}
-}
-
-func TestWithRemoval(t *testing.T) {
-	const removed = "Removed the workload's copies from b."
-	cases := map[string]struct {
-		events []Event
-		want   []Event
-	}{
-		"on dispatch, the Dispatched event says it": {
-			events: []Event{dispatchedEvent("a")},
-			want:   []Event{{Type: "Normal", Reason: "Dispatched", Message: `Dispatched to worker "a". ` + removed}},
-		},
-		"otherwise an event of its own": {
-			events: []Event{{Type: "Warning", Reason: "RemoteEvicted", Message: "evicted"}},
-			want:   []Event{{Type: "Warning", Reason: "RemoteEvicted", Message: "evicted"}, {Type: "Normal", Reason: "RemoteDeleted", Message: removed}},
-		},
-	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			if diff := cmp.Diff(tc.want, withRemoval(tc.events, removed)); diff != "" {
-				t.Errorf("withRemoval() mismatch (-want +got):\n%s", diff)
-			}
-		})
 	}
 }
 

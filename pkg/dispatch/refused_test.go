@@ -10,8 +10,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
@@ -22,94 +20,6 @@ import (
 	kueuetesting "github.com/courierdev/courier/pkg/testing/kueue"
 	trainertesting "github.com/courierdev/courier/pkg/testing/trainer"
 )
-
-// A create a worker refused as it is passes the worker over with an
-// event; anything else is retried (issue 14: MultiKueue retries refused
-// creates for ever, in silence).
-func TestIsRefused(t *testing.T) {
-	trainJobs := schema.GroupResource{Group: "trainer.kubeflow.org", Resource: "trainjobs"}
-	cases := map[string]struct {
-		err  error
-		want bool
-	}{
-		"a webhook's denial": {
-			err:  apierrors.NewForbidden(trainJobs, "tj", errors.New(`admission webhook "validate.trainjob.trainer.kubeflow.org" denied the request`)),
-			want: true,
-		},
-		"a ValidatingAdmissionPolicy's denial": {
-			err: apierrors.NewInvalid(schema.GroupKind{Group: "kueue.x-k8s.io", Kind: "Workload"}, "wl",
-				field.ErrorList{field.Invalid(field.NewPath("spec"), nil, "not allowed here")}),
-			want: true,
-		},
-		"a bad request": {
-			err:  apierrors.NewBadRequest("the object is malformed"),
-			want: true,
-		},
-		"a kind whose CRD is being deleted": {
-			err:  apierrors.NewMethodNotSupported(schema.GroupResource{Group: "example.com", Resource: "plainjobs"}, "create"),
-			want: true,
-		},
-		"a same-name object": {
-			err:  apierrors.NewAlreadyExists(trainJobs, "tj"),
-			want: false,
-		},
-		"a missing namespace": {
-			err:  apierrors.NewNotFound(schema.GroupResource{Resource: "namespaces"}, "team-a"),
-			want: false,
-		},
-		"an overloaded worker": {
-			err:  apierrors.NewTooManyRequests("slow down", 1),
-			want: false,
-		},
-		"a network error": {
-			err:  errors.New("connection refused"),
-			want: false,
-		},
-	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			if diff := cmp.Diff(tc.want, isRefused(tc.err)); diff != "" {
-				t.Errorf("isRefused() (-want +got):\n%s", diff)
-			}
-		})
-	}
-}
-
-// A server error of the worker's own passes it over for a while: its
-// Kueue may be back in a moment, and another worker may take the job
-// meanwhile. Anything else is retried.
-func TestIsWorkerFault(t *testing.T) {
-	workloads := schema.GroupResource{Group: "kueue.x-k8s.io", Resource: "workloads"}
-	cases := map[string]struct {
-		err  error
-		want bool
-	}{
-		"the worker's Kueue webhook unreachable": {
-			err:  apierrors.NewInternalError(errors.New(`failed calling webhook "mworkload.kb.io": failed to call webhook: connection refused`)),
-			want: true,
-		},
-		"the worker's API server unavailable": {
-			err:  apierrors.NewServiceUnavailable("etcd is unavailable"),
-			want: true,
-		},
-		"a refusal": {
-			err: apierrors.NewForbidden(workloads, "wl", errors.New("denied")),
-		},
-		"an overloaded worker": {
-			err: apierrors.NewTooManyRequests("slow down", 1),
-		},
-		"a network error": {
-			err: errors.New("connection refused"),
-		},
-	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			if diff := cmp.Diff(tc.want, isWorkerFault(tc.err)); diff != "" {
-				t.Errorf("isWorkerFault() (-want +got):\n%s", diff)
-			}
-		})
-	}
-}
 
 // The worker BestFit picks first has its Kueue down: its admission webhook
 // cannot be called, and every create of a Workload copy there fails. The
@@ -134,7 +44,7 @@ func TestAWorkerThatFailsCreatesIsPassedOver(t *testing.T) {
 		t.Fatalf("copies on the other worker: %d (%v), want 1", len(copies.Items), err)
 	}
 	var got []string
-	for recorded := r.recorder.(*events.FakeRecorder).Events; len(recorded) > 0; {
+	for recorded := r.actor.Recorder.(*events.FakeRecorder).Events; len(recorded) > 0; {
 		got = append(got, <-recorded)
 	}
 	if len(got) != 2 || !strings.HasPrefix(got[0], `Warning CreateFailed Worker "w1" failed to create Workload`) ||
@@ -147,7 +57,7 @@ func TestAWorkerThatFailsCreatesIsPassedOver(t *testing.T) {
 // namespace, without a create each: BestFit ranked the worker whose Kueue
 // was down first, and every new job failed a create there before it went
 // elsewhere (docs/soak.md, finding 26). Jobs of another namespace still
-// try it, and the namespace's do again once failedSkip is over.
+// try it, and the namespace's do again once the pass-over (30 s) is over.
 func TestAWorkerThatFailsCreatesIsPassedOverByTheNamespace(t *testing.T) {
 	jobs := map[string]string{"a": ns, "b": ns, "c": "team-b", "d": ns}
 	var objs []client.Object
@@ -191,7 +101,7 @@ func TestAWorkerThatFailsCreatesIsPassedOverByTheNamespace(t *testing.T) {
 	}
 
 	pass("c")
-	now := now.Add(failedSkip + time.Second)
+	now := now.Add(30*time.Second + time.Second) // Past the pass-over of a failing worker.
 	r.now = func() time.Time { return now }
 	pass("d")
 	want := []string{ns + "/trainjob-a", "team-b/trainjob-c", ns + "/trainjob-d"}
@@ -199,7 +109,7 @@ func TestAWorkerThatFailsCreatesIsPassedOverByTheNamespace(t *testing.T) {
 		t.Errorf("creates tried on w1 (-want +got):\n%s", diff)
 	}
 	var failed int
-	for recorded := r.recorder.(*events.FakeRecorder).Events; len(recorded) > 0; {
+	for recorded := r.actor.Recorder.(*events.FakeRecorder).Events; len(recorded) > 0; {
 		if strings.HasPrefix(<-recorded, "Warning CreateFailed") {
 			failed++
 		}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -85,5 +86,5 @@ func withoutTypes(conds []metav1.Condition, types []string) []metav1.Condition {
 func (r *Reconciler) finishedOnManager(namespace, name string) bool {
 	wl := &kueue.Workload{}
 	err := r.client.Get(context.Background(), types.NamespacedName{Namespace: namespace, Name: name}, wl)
-	return err == nil && isTrue(wl.Status.Conditions, kueue.WorkloadFinished)
+	return err == nil && meta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadFinished)
 }

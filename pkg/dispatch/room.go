@@ -13,6 +13,7 @@ import (
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
 	courier "github.com/courierdev/courier/api/v1alpha1"
+	"github.com/courierdev/courier/pkg/dispatch/workload"
 	"github.com/courierdev/courier/pkg/placement"
 )
 
@@ -56,9 +57,9 @@ func (r *Reconciler) OnRoom(cluster string) {
 			if slices.Contains(wl.Status.NominatedClusterNames, cluster) {
 				continue // That worker's own Kueue queues it.
 			}
-			if placement.HasRoomNow(r.capacityFor(remote, wl, now, nil), placement.Workload{PodSets: podSetsOf(wl)}) {
+			if placement.HasRoomNow(r.observer.CapacityFor(remote, wl, now), placement.Workload{PodSets: workload.PodSets(wl)}) {
 				waiting = append(waiting, waiter{key: types.NamespacedName{Namespace: wl.Namespace, Name: wl.Name},
-					priority: ptr.Deref(wl.Spec.Priority, 0), since: waitingSince(wl, now)})
+					priority: ptr.Deref(wl.Spec.Priority, 0), since: workload.WaitingSince(wl, now)})
 			}
 		}
 	}

@@ -3,6 +3,7 @@ package expect
 import (
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/courierdev/courier/pkg/placement"
@@ -138,4 +139,12 @@ func (e *Expectations) Assumed(cluster, queue string, except types.UID, now time
 		return true
 	})
 	return podSets, seen
+}
+
+// OwnerDeleted reports whether a remote object is on its way out with its
+// controller, a copy Courier deleted: the worker's garbage collector
+// deletes a Workload copy that its Kueue made the job copy's.
+func (e *Expectations) OwnerDeleted(obj metav1.Object, now time.Time) bool {
+	owner := metav1.GetControllerOfNoCopy(obj)
+	return owner != nil && e.IsDeleted(owner.UID, now)
 }

@@ -10,6 +10,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/courierdev/courier/pkg/adapter"
 	"github.com/courierdev/courier/pkg/placement"
 )
 
@@ -308,5 +311,18 @@ func BenchmarkTablePut(b *testing.B) {
 	b.ResetTimer()
 	for i := range b.N {
 		tbl.put(types.UID(fmt.Sprint(i)), struct{}{}, now)
+	}
+}
+
+// A finished copy's pods are done: its JobSet is no reason to wait.
+func TestNewRemnantSkipsFinishedCopies(t *testing.T) {
+	copy := &unstructured.Unstructured{Object: map[string]any{"status": map[string]any{"conditions": []any{
+		map[string]any{"type": "Complete", "status": "True"},
+	}}}}
+	copy.SetNamespace("ns")
+	copy.SetName("tj")
+	copy.SetUID("copy-uid")
+	if n, ok := NewRemnant("w1", adapter.NewTrainJob(), copy); ok {
+		t.Errorf("a finished copy leaves a remnant: %+v", n)
 	}
 }

@@ -3,8 +3,11 @@ package expect
 import (
 	"time"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/courierdev/courier/pkg/adapter"
 )
 
 // RemnantKey names a deleted job copy: its worker, namespace and name.
@@ -37,4 +40,20 @@ func (e *Expectations) RemnantOf(key RemnantKey, now time.Time) (Remnant, bool) 
 // owner: it went, or was made for another copy since.
 func (e *Expectations) RemnantGone(key RemnantKey, owner types.UID) {
 	e.remnants.remove(key, func(r Remnant) bool { return r.Owner != owner })
+}
+
+// NewRemnant is the remnant a job copy on cluster that is being deleted,
+// or that Courier deletes, may leave: the dependent that runs its pods
+// (see adapter.Adapter.Runner), when its kind has one and the copy had not
+// finished. A finished copy's pods are done, and its runner is no reason
+// to wait or to read the worker again.
+func NewRemnant(cluster string, a adapter.Adapter, copy *unstructured.Unstructured) (RemnantNote, bool) {
+	runner, ok := a.Runner()
+	if !ok || copy.GetUID() == "" || a.Outcome(copy).Finished {
+		return RemnantNote{}, false
+	}
+	return RemnantNote{
+		Key:     RemnantKey{Cluster: cluster, Namespace: copy.GetNamespace(), Name: copy.GetName()},
+		Remnant: Remnant{Owner: copy.GetUID(), Runner: runner},
+	}, true
 }

@@ -1,0 +1,272 @@
+// Package observe is the first step of a dispatch pass: it reads one
+// manager Workload, its job, its policy's workers and what Courier holds
+// of it on each worker, from the manager's cache and the workers'
+// informers, into the plan.Observed the planner decides on. It decides
+// nothing: it derives facts (a copy is of an earlier admission, a worker
+// has been lost since a time, a worker is passed over), and reads
+// Courier's expectations without writing them; what it saw that settles
+// one goes into Result.Seen for the act step to record.
+package observe
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+
+	courier "github.com/courierdev/courier/api/v1alpha1"
+	"github.com/courierdev/courier/pkg/adapter"
+	"github.com/courierdev/courier/pkg/cluster"
+	"github.com/courierdev/courier/pkg/dispatch/expect"
+	"github.com/courierdev/courier/pkg/dispatch/plan"
+	"github.com/courierdev/courier/pkg/dispatch/workload"
+	"github.com/courierdev/courier/pkg/dispatchpolicy"
+	"github.com/courierdev/courier/pkg/placement"
+)
+
+// Observer reads what a pass decides on.
+type Observer struct {
+	Client       client.Client
+	Remotes      cluster.Connections
+	Expectations *expect.Expectations
+	// Adapters handle the job kinds Courier dispatches, by group and kind.
+	Adapters map[schema.GroupKind]adapter.Adapter
+	// Policies holds the DispatchPolicies' compiled CEL.
+	Policies          *placement.Cache
+	Origin            string
+	WorkerLostTimeout time.Duration
+	Now               func() time.Time
+}
+
+// Result is one observation: what the planner decides on, the manager job
+// the act step works with, the AdmissionCheck Courier writes, and what
+// settles expectations.
+type Result struct {
+	Observed plan.Observed
+	Job      workload.Job
+	// Check names Courier's admission check on the Workload, "" if none.
+	Check kueue.AdmissionCheckReference
+	Seen  expect.Seen
+}
+
+// Observe reads what the planner needs about wl.
+func (ob *Observer) Observe(ctx context.Context, wl *kueue.Workload) (Result, error) {
+	now := ob.Now()
+	res := Result{Observed: plan.Observed{Now: now, Workload: wl}}
+	o := &res.Observed
+	if ob.Expectations.Behind(wl.UID, wl.ResourceVersion, now) {
+		o.Behind = true
+		return res, nil
+	}
+	res.Seen.CaughtUp = append(res.Seen.CaughtUp, wl.UID)
+	record, err := workload.PlacementOf(wl)
+	if err != nil {
+		ctrl.LoggerFrom(ctx).V(2).Info("Ignoring a placement record Courier did not write", "reason", err.Error())
+	}
+	ref, err := ob.courierCheck(ctx, wl)
+	if err != nil {
+		return res, err
+	}
+	ref, ours, err := ob.adopt(ctx, wl, ref, record)
+	if o.Disowned = !ours; err != nil || o.Disowned {
+		return res, err
+	}
+	o.CheckMissing, o.Placement, o.Evictions = ref.missingMessage(), record, workload.Evictions(wl)
+	o.WorkerLostTimeout = ob.WorkerLostTimeout
+	o.Remotes, o.Health = map[string]plan.Remote{}, map[string]plan.Health{}
+	for c, n := range ob.Expectations.PassedOver(wl.UID, now) {
+		o.PassedOver = passOver(o.PassedOver, c, n)
+	}
+	if ref.state != nil {
+		o.Check, o.HasCheck, res.Check = *ref.state, true, ref.state.Name
+	}
+	for _, c := range wl.Status.AdmissionChecks {
+		if (ref.state == nil || c.Name != ref.state.Name) && c.State != kueue.CheckStateReady {
+			o.ChecksNotReady = append(o.ChecksNotReady, string(c.Name))
+		}
+	}
+	if err := ob.observeJob(ctx, &res); err != nil {
+		return res, err
+	}
+	if ref.ac != nil && o.Misconfigured == "" {
+		if o.Misconfigured, err = dispatchpolicy.Misconfiguration(ctx, ob.Client, wl, ref.ac); err != nil {
+			return res, err
+		}
+	}
+	if res.Job.Obj != nil && o.Misconfigured == "" {
+		if res.Job.Deps, o.Misconfigured, err = ob.dependencies(ctx, res.Job.Obj); err != nil {
+			return res, err
+		}
+	}
+	workers, err := ob.workerClusters(ctx)
+	if err != nil {
+		return res, err
+	}
+	res.Job.Patches = map[string]*trainer.TrainingRuntimeSpecPatch{}
+	for name, wc := range workers {
+		if wc.Spec.RuntimePatch != nil {
+			res.Job.Patches[name] = wc.Spec.RuntimePatch
+		}
+	}
+	var policy placement.Policy
+	if ref.ac != nil && o.Misconfigured == "" && plan.WaitsForWorker(*o) {
+		if policy, err = ob.observeCandidates(ctx, &res, ref.ac, workers); err != nil {
+			return res, err
+		}
+	}
+	if err := ob.observeRemotes(ctx, &res, workers); err != nil {
+		return res, err
+	}
+	if len(o.Candidates) > 0 {
+		in := ob.placementInput(wl, res.Job, policy, *o, workers, &res.Seen)
+		o.PlacementInput = &in
+	}
+	return res, nil
+}
+
+// observeJob reads the Workload's job on the manager: gone, rejected,
+// ended, or behind a status Courier mirrored onto it.
+func (ob *Observer) observeJob(ctx context.Context, res *Result) error {
+	o, wl := &res.Observed, res.Observed.Workload
+	if owner := metav1.GetControllerOf(wl); owner != nil {
+		res.Job.Name = owner.Name
+	}
+	job, a, err := ob.job(ctx, wl)
+	var rej *adapter.Rejection
+	switch {
+	case errors.As(err, &rej):
+		o.Rejection = rej.Message
+	case err != nil:
+		return err
+	case job == nil:
+		o.JobMissing = true
+	default:
+		if err := a.Check(job); errors.As(err, &rej) {
+			o.Rejection = rej.Message
+		}
+		o.JobEnd = a.Outcome(job)
+		o.JobBehind = ob.Expectations.Behind(job.GetUID(), job.GetResourceVersion(), o.Now)
+		if !o.JobBehind {
+			res.Seen.CaughtUp = append(res.Seen.CaughtUp, job.GetUID())
+		}
+	}
+	res.Job.Obj, res.Job.Adapter = job, a
+	return nil
+}
+
+// observeCandidates lists the policy's workers, each with why it cannot
+// take the job now or ever, and returns the compiled policy.
+func (ob *Observer) observeCandidates(ctx context.Context, res *Result, ac *kueue.AdmissionCheck, workers map[string]*courier.WorkerCluster) (placement.Policy, error) {
+	o := &res.Observed
+	names, policy, misconfigured, err := ob.policyClusters(ctx, ac, workers)
+	if err != nil || misconfigured != "" {
+		o.Misconfigured = misconfigured
+		return policy, err
+	}
+	for _, name := range names {
+		c := plan.Candidate{Name: name}
+		c.Unusable, c.Refuses = ob.unusable(o.Workload, name, workers, res.Job, o)
+		o.Candidates = append(o.Candidates, c)
+	}
+	return policy, nil
+}
+
+// observeRemotes reads, on every worker that is connected or that the
+// Workload names, its health and what Courier holds there; and for the
+// placed worker, what it takes to bring the job's changes to its copy.
+func (ob *Observer) observeRemotes(ctx context.Context, res *Result, workers map[string]*courier.WorkerCluster) error {
+	o, wl := &res.Observed, res.Observed.Workload
+	clusters := sets.New(ob.Remotes.Names()...)
+	clusters.Insert(wl.Status.NominatedClusterNames...)
+	if wl.Status.ClusterName != nil {
+		clusters.Insert(*wl.Status.ClusterName)
+	}
+	if o.Placement != nil {
+		clusters.Insert(o.Placement.Cluster)
+	}
+	for _, name := range sets.List(clusters) {
+		o.Health[name] = ob.health(name, workers)
+		remote, err := ob.Remotes.Get(name)
+		if err != nil {
+			continue
+		}
+		rs, err := ob.remoteState(ctx, remote, wl, res.Job, &res.Seen)
+		if err != nil {
+			return fmt.Errorf("reading copies on %s: %w", name, err)
+		}
+		o.Remotes[name] = rs
+	}
+	live := plan.LivePlacement(*o)
+	for name, rs := range o.Remotes {
+		if rs.UnseenJob && name != live {
+			// A job copy Courier created moments ago that the worker's
+			// informer has not shown yet (its watch starting again after
+			// the worker's API server came back, say) may be running, and
+			// no delete found it: it counts as an old copy until the
+			// informer shows it, which its event follows, or has read past
+			// its create without it.
+			rs.OldJob = true
+			o.Remotes[name] = rs
+			o.UnseenJob = true
+		}
+	}
+	return ob.observeForwarding(live, res)
+}
+
+// observeForwarding compares the manager's job with its copy on the placed
+// worker c, for a job that may be dispatched as it is.
+func (ob *Observer) observeForwarding(c string, res *Result) error {
+	o, job := &res.Observed, res.Job
+	if c == "" || o.Rejection != "" || job.Obj == nil {
+		return nil
+	}
+	rs := o.Remotes[c]
+	if rs.JobCopy == nil {
+		return nil
+	}
+	f, err := job.Adapter.Forward(job.Obj, rs.JobCopy, adapter.Destination{Workload: o.Workload.Name, Origin: ob.Origin, RuntimePatch: job.Patches[c]})
+	var rej *adapter.Rejection
+	switch {
+	case errors.As(err, &rej):
+		return nil
+	case err != nil:
+		return fmt.Errorf("comparing the job with its copy on %s: %w", c, err)
+	}
+	rs.Forward = &f
+	o.Remotes[c] = rs
+	return nil
+}
+
+// createdLately reports whether the copy of gvk of Workload wl that
+// Courier created on cluster counts as there though the worker's informer
+// does not show it (expect.StillUnseen).
+func (ob *Observer) createdLately(cluster string, gvk schema.GroupVersionKind, wl types.UID, now time.Time) bool {
+	c, ok := ob.Expectations.CreatedCopy(expect.CopyKey{Cluster: cluster, Kind: gvk.Kind, Workload: wl}, now)
+	if !ok {
+		return false
+	}
+	return ob.Expectations.StillUnseen(c, now, func(version string) bool {
+		remote, err := ob.Remotes.Get(cluster)
+		// A worker out of reach holds the job back by itself.
+		return err != nil || remote.Reached(gvk, version)
+	})
+}
+
+// findCheck returns the state of the named admission check, or nil.
+func findCheck(wl *kueue.Workload, name kueue.AdmissionCheckReference) *kueue.AdmissionCheckState {
+	for i := range wl.Status.AdmissionChecks {
+		if wl.Status.AdmissionChecks[i].Name == name {
+			return &wl.Status.AdmissionChecks[i]
+		}
+	}
+	return nil
+}

@@ -1,0 +1,179 @@
+package observe
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+
+	courier "github.com/courierdev/courier/api/v1alpha1"
+	"github.com/courierdev/courier/pkg/cluster"
+	"github.com/courierdev/courier/pkg/dispatch/expect"
+	"github.com/courierdev/courier/pkg/dispatch/plan"
+	"github.com/courierdev/courier/pkg/dispatch/workload"
+)
+
+// remoteState reads what one worker holds for wl, by name: its Workload
+// copy and its job copy, each a single read from the informers. Objects
+// Courier deleted count as gone, whether or not the informer has seen it.
+func (ob *Observer) remoteState(ctx context.Context, remote *cluster.Remote, wl *kueue.Workload, job workload.Job, seen *expect.Seen) (plan.Remote, error) {
+	var rs plan.Remote
+	now := ob.Now()
+	if remote.Serves(workload.GVK) {
+		copy := &kueue.Workload{}
+		err := remote.Client.Get(ctx, client.ObjectKeyFromObject(wl), copy)
+		switch {
+		case err == nil && (ob.Expectations.IsDeleted(copy.UID, now) || ob.Expectations.OwnerDeleted(copy, now)):
+			rs.UnseenWorkload = ob.createdLately(remote.Name, workload.GVK, wl.UID, now)
+		case err == nil && workload.IsCopyOf(copy, wl) && !workload.OfEarlierAdmission(copy, wl):
+			rs.Workload = copy
+		case err == nil:
+			rs.Stale = true
+		case !apierrors.IsNotFound(err):
+			return rs, err
+		default:
+			rs.UnseenWorkload = ob.createdLately(remote.Name, workload.GVK, wl.UID, now)
+		}
+	}
+	if job.Adapter != nil && job.Name != "" && remote.Serves(job.Adapter.GVK()) {
+		copy := &unstructured.Unstructured{}
+		copy.SetGroupVersionKind(job.Adapter.GVK())
+		err := remote.Client.Get(ctx, client.ObjectKey{Namespace: wl.Namespace, Name: job.Name}, copy)
+		switch {
+		case apierrors.IsNotFound(err):
+			rem, err := ob.remnantLeft(ctx, remote, wl.Namespace, job.Name, seen)
+			if err != nil {
+				return rs, err
+			}
+			rs.OldJob, rs.Remnant, rs.RemnantUnknown, rs.Held = rem.left, rem.left, rem.unknown, rem.held
+			rs.UnseenJob = ob.createdLately(remote.Name, job.Adapter.GVK(), wl.UID, now)
+		case err != nil:
+			return rs, err
+		case ob.Expectations.IsDeleted(copy.GetUID(), now):
+			// Deleted, with its pods first where the kind allows: until it
+			// (and, if not, what runs its pods, noted by deleteCopies) is
+			// gone they may run.
+			rs.OldJob = true
+		case !workload.JobCopyOf(copy, wl) || workload.OfEarlierAdmission(copy, wl):
+			// A copy made for another Workload of a job of the same name,
+			// or for an admission before the last eviction.
+			rs.Stale, rs.OldJob = true, true
+		default:
+			// A copy someone else is deleting still says how the job ended.
+			rs.OldJob = copy.GetDeletionTimestamp() != nil
+			if n, ok := expect.NewRemnant(remote.Name, job.Adapter, copy); rs.OldJob && ok {
+				seen.Deleting = append(seen.Deleting, n)
+			}
+			rs.HasJob, rs.JobCopy = true, copy
+			rs.JobOutcome = job.Adapter.Outcome(copy)
+			rs.FinalMirrored = ob.Expectations.IsMirrored(copy.GetUID(), now)
+			if job.Obj != nil {
+				patch, err := job.Adapter.StatusPatch(job.Obj, copy)
+				rs.JobMirrored = err == nil && patch == nil
+			}
+		}
+		if err == nil && rs.OldJob {
+			rs.Held = heldBy(copy.GetKind(), copy)
+		}
+	}
+	if !rs.HasJob && rs.Workload == nil && !rs.Stale && !rs.OldJob {
+		// What a job needs may outlive it, if the job went behind
+		// Courier's back; it goes too.
+		for _, gvk := range workload.DepKinds {
+			items, err := remote.List(ctx, gvk, client.InNamespace(wl.Namespace), client.MatchingFields{workload.Index: wl.Name})
+			if err != nil {
+				return rs, err
+			}
+			for i := range items {
+				rs.Stale = rs.Stale || !ob.Expectations.IsDeleted(items[i].GetUID(), now)
+			}
+		}
+	}
+	return rs, nil
+}
+
+// heldBy names the finalizers that hold obj, of kind, while it is being
+// deleted, and since when: a job copy, or the dependent that ran a deleted
+// copy's pods; "" for an object not being deleted or held by none of them.
+// Courier's own, which it releases as it deletes, and the garbage
+// collector's, which a foreground delete sets until the pods are gone, are
+// not named: those go by themselves.
+func heldBy(kind string, obj metav1.Object) string {
+	ts := obj.GetDeletionTimestamp()
+	if ts == nil {
+		return ""
+	}
+	var held []string
+	for _, f := range obj.GetFinalizers() {
+		if f != courier.RemoteFinalizer && f != metav1.FinalizerDeleteDependents && f != metav1.FinalizerOrphanDependents {
+			held = append(held, f)
+		}
+	}
+	if len(held) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s %s/%s has been deleting since %s, held by the finalizers %s",
+		kind, obj.GetNamespace(), obj.GetName(), ts.UTC().Format(time.RFC3339), strings.Join(held, ", "))
+}
+
+// remnantState is what a worker shows of the dependent that ran the pods
+// of a job copy deleted in the background.
+type remnantState struct {
+	// left: it is still there, or Courier cannot tell it went.
+	left bool
+	// unknown says why Courier cannot tell, if so.
+	unknown string
+	// held names the finalizers that keep it while it is being deleted
+	// (see heldBy).
+	held string
+}
+
+// remnantLeft reports whether the dependent that ran the pods of a job
+// copy deleted in the background, ns/name on the worker, is still there,
+// and if Courier cannot tell, why. It reads the worker's API server: the
+// runner's kind is not in the informers, and the read is made only for a
+// job whose copy Courier saw go.
+func (ob *Observer) remnantLeft(ctx context.Context, remote *cluster.Remote, ns, name string, seen *expect.Seen) (remnantState, error) {
+	key := expect.RemnantKey{Cluster: remote.Name, Namespace: ns, Name: name}
+	rem, ok := ob.Expectations.RemnantOf(key, ob.Now())
+	if !ok {
+		return remnantState{}, nil
+	}
+	obj := &metav1.PartialObjectMetadata{}
+	obj.SetGroupVersionKind(rem.Runner)
+	err := remote.APIReader.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, obj)
+	switch {
+	case err == nil && controlledBy(obj, rem.Owner):
+		return remnantState{left: true, held: heldBy(rem.Runner.Kind, obj)}, nil
+	case err == nil, apierrors.IsNotFound(err), meta.IsNoMatchError(err):
+		// Gone, made for another copy since, or of a kind the worker does
+		// not serve: nothing of the deleted copy runs.
+		seen.Gone = append(seen.Gone, expect.RemnantNote{Key: key, Remnant: rem})
+		return remnantState{}, nil
+	case apierrors.IsForbidden(err):
+		return remnantState{left: true, unknown: fmt.Sprintf("Courier may not read %s there to tell; grant get on %s (config/worker/rbac.yaml)",
+			plural(rem.Runner), plural(rem.Runner)+"."+rem.Runner.Group)}, nil
+	default:
+		return remnantState{}, fmt.Errorf("reading the %s of the deleted job copy: %w", rem.Runner.Kind, err)
+	}
+}
+
+func controlledBy(obj metav1.Object, owner types.UID) bool {
+	ref := metav1.GetControllerOfNoCopy(obj)
+	return ref != nil && ref.UID == owner
+}
+
+// plural is a kind's resource name, as RBAC rules spell it.
+func plural(gvk schema.GroupVersionKind) string {
+	p, _ := meta.UnsafeGuessKindToResource(gvk)
+	return p.Resource
+}

@@ -1,0 +1,143 @@
+package observe
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+
+	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	courier "github.com/courierdev/courier/api/v1alpha1"
+	"github.com/courierdev/courier/pkg/adapter"
+	"github.com/courierdev/courier/pkg/dispatch/expect"
+	"github.com/courierdev/courier/pkg/testing/workers"
+)
+
+const ns = "team-a"
+
+var t0 = time.Date(2026, 11, 26, 4, 0, 0, 0, time.UTC)
+
+// newObserver is an observer of the workers, its clock at t0.
+func newObserver(remotes workers.Remotes) *Observer {
+	return &Observer{Client: workers.FakeClient(interceptor.Funcs{}), Remotes: remotes, Expectations: expect.New(),
+		Origin: "courier", WorkerLostTimeout: time.Minute, Now: func() time.Time { return t0 }}
+}
+
+func TestRemnantLeft(t *testing.T) {
+	jobSets := schema.GroupResource{Group: "jobset.x-k8s.io", Resource: "jobsets"}
+	deleting := metav1.NewTime(time.Date(2026, 11, 26, 4, 0, 0, 0, time.UTC))
+	cases := map[string]struct {
+		noted      bool
+		answer     workers.JobSetRead
+		wantLeft   bool
+		wantWhy    string
+		wantHeld   string
+		wantErr    bool
+		wantForgot bool
+	}{
+		"no copy of the job was deleted: nothing to read": {},
+		"the deleted copy's JobSet is there": {
+			noted: true, answer: workers.JobSetRead{Controller: "copy-uid"}, wantLeft: true,
+		},
+		"the deleted copy's JobSet is being deleted, held by a foreign finalizer: named": {
+			noted: true, answer: workers.JobSetRead{Controller: "copy-uid", Deleting: &deleting, Finalizers: []string{metav1.FinalizerDeleteDependents, "example.com/hold"}},
+			wantLeft: true,
+			wantHeld: "JobSet team-a/tj has been deleting since 2026-11-26T04:00:00Z, held by the finalizers example.com/hold",
+		},
+		"gone": {
+			noted: true, answer: workers.JobSetRead{Err: apierrors.NewNotFound(jobSets, "tj")}, wantForgot: true,
+		},
+		"a JobSet of the name made for another copy since": {
+			noted: true, answer: workers.JobSetRead{Controller: "new-copy-uid"}, wantForgot: true,
+		},
+		"Courier may not read JobSets: it waits, and says which rule to grant": {
+			noted: true, answer: workers.JobSetRead{Err: apierrors.NewForbidden(jobSets, "tj", errors.New("no rule"))}, wantLeft: true,
+			wantWhy: "Courier may not read jobsets there to tell; grant get on jobsets.jobset.x-k8s.io (config/worker/rbac.yaml)",
+		},
+		"the worker cannot answer now: an error, to retry": {
+			noted: true, answer: workers.JobSetRead{Err: apierrors.NewServiceUnavailable("etcd is down")}, wantErr: true,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			reads := 0
+			api := workers.FakeClient(interceptor.Funcs{Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+				reads++
+				return tc.answer.Into(key, obj)
+			}})
+			ob := newObserver(workers.Remotes{})
+			if tc.noted {
+				copy := &unstructured.Unstructured{}
+				copy.SetNamespace(ns)
+				copy.SetName("tj")
+				copy.SetUID("copy-uid")
+				n, _ := expect.NewRemnant("w1", adapter.NewTrainJob(), copy)
+				ob.Expectations.Remnant(n.Key, n.Remnant, ob.Now())
+			}
+			seen := &expect.Seen{}
+			got, err := ob.remnantLeft(context.Background(), workers.New("w1", api, api), ns, "tj", seen)
+			ob.Expectations.Settle(*seen, ob.Now())
+			if (err != nil) != tc.wantErr {
+				t.Fatalf("remnantLeft() error = %v, want an error: %t", err, tc.wantErr)
+			}
+			want := remnantState{left: tc.wantLeft, unknown: tc.wantWhy, held: tc.wantHeld}
+			if diff := cmp.Diff(want, got, cmp.AllowUnexported(remnantState{})); diff != "" {
+				t.Errorf("remnantLeft() (-want +got):\n%s", diff)
+			}
+			if want := map[bool]int{true: 1, false: 0}[tc.noted]; reads != want {
+				t.Errorf("reads of the worker = %d, want %d", reads, want)
+			}
+			_, remembered := ob.Expectations.RemnantOf(expect.RemnantKey{Cluster: "w1", Namespace: ns, Name: "tj"}, ob.Now())
+			if remembered != (tc.noted && !tc.wantForgot) {
+				t.Errorf("remembered after = %t, want %t", remembered, tc.noted && !tc.wantForgot)
+			}
+		})
+	}
+}
+
+func TestHeldBy(t *testing.T) {
+	deleting := metav1.NewTime(time.Date(2026, 11, 26, 4, 0, 0, 0, time.UTC))
+	cases := map[string]struct {
+		deletion   *metav1.Time
+		finalizers []string
+		want       string
+	}{
+		"not being deleted": {
+			finalizers: []string{"example.com/hold"},
+		},
+		"being deleted, held by nothing": {
+			deletion: &deleting,
+		},
+		"held by Courier's finalizer and the garbage collector's alone, which go by themselves": {
+			deletion:   &deleting,
+			finalizers: []string{courier.RemoteFinalizer, metav1.FinalizerDeleteDependents},
+		},
+		"held by a foreign finalizer: named, with the time": {
+			deletion:   &deleting,
+			finalizers: []string{metav1.FinalizerDeleteDependents, "example.com/hold", "example.com/audit"},
+			want:       "TrainJob team-a/job has been deleting since 2026-11-26T04:00:00Z, held by the finalizers example.com/hold, example.com/audit",
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			copy := &unstructured.Unstructured{}
+			copy.SetGroupVersionKind(trainer.SchemeGroupVersion.WithKind("TrainJob"))
+			copy.SetNamespace("team-a")
+			copy.SetName("job")
+			copy.SetDeletionTimestamp(tc.deletion)
+			copy.SetFinalizers(tc.finalizers)
+			if diff := cmp.Diff(tc.want, heldBy(copy.GetKind(), copy)); diff != "" {
+				t.Errorf("heldBy (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -1,0 +1,400 @@
+package plan
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+
+	courier "github.com/courierdev/courier/api/v1alpha1"
+	"github.com/courierdev/courier/pkg/adapter"
+)
+
+// planFinished: the final job status is mirrored from the placed worker
+// before its copies go (a final sync, unless the manager's job already
+// shows what the worker's copy holds), and every other copy goes. A check
+// still Pending turns Ready, so that none is left Pending on a finished
+// Workload.
+func planFinished(o Observed) Plan {
+	wl := o.Workload
+	placed := ""
+	if o.Placement != nil {
+		placed = o.Placement.Cluster
+	} else if wl.Status.ClusterName != nil {
+		placed = *wl.Status.ClusterName
+	}
+	p := Plan{Delete: withCopies(o.Remotes, "")}
+	if r := o.Remotes[placed]; r.HasJob && !r.JobMirrored && !r.FinalMirrored {
+		p.FinalSync, p.FinalFrom = placed, r.finishedCopy()
+	}
+	if o.HasCheck && o.Check.State == kueue.CheckStatePending {
+		p.Status = &StatusChange{State: kueue.CheckStateReady, Message: "The workload finished.", ClusterName: wl.Status.ClusterName}
+	}
+	if placed != "" && o.HasCheck && o.Check.Message != finishedOn(placed) && slices.Contains(p.Delete, placed) {
+		// Kueue finished the Workload from the job's mirrored final status
+		// before Courier's own pass did (whose check message says so):
+		// the copies' removal reports the finish, once.
+		msg := finishedOn(placed)
+		if fin := findCondition(wl.Status.Conditions, kueue.WorkloadFinished); fin != nil && fin.Message != "" {
+			// The removal follows in the same event: end Kueue's message.
+			msg += " " + strings.TrimSuffix(fin.Message, ".") + "."
+		}
+		p.RemovedAs, p.RemovedFrom = &Event{Type: "Normal", Reason: courier.EventFinished, Message: msg}, placed
+	}
+	return p
+}
+
+// leaving reports whether a worker's Workload copy is going, or no longer
+// holds its quota there: evicted, not reserving quota, or being deleted.
+func leaving(wl *kueue.Workload) bool {
+	ev := findCondition(wl.Status.Conditions, kueue.WorkloadEvicted)
+	return wl.DeletionTimestamp != nil || (ev != nil && ev.Status == metav1.ConditionTrue) || !isTrue(wl.Status.Conditions, kueue.WorkloadQuotaReserved)
+}
+
+// finishedOn is the check message, and the start of the Finished event,
+// of a Workload that finished on worker c.
+func finishedOn(c string) string { return fmt.Sprintf("The workload finished on worker %q.", c) }
+
+// planEnded: the manager evicted or deactivated the Workload, released its
+// quota, or deleted its job. Every copy Courier can reach goes; those on a
+// worker out of reach stay recorded in the placement, so that the job is
+// not dispatched again before they are gone or their worker is lost.
+func planEnded(o Observed) Plan {
+	wl := o.Workload
+	p := Plan{Delete: withCopies(o.Remotes, ""), ClearJobActivity: !o.JobMissing}
+	if o.HasCheck && (len(wl.Status.NominatedClusterNames) > 0 || wl.Status.ClusterName != nil) {
+		p.Status = &StatusChange{State: o.Check.State, Message: o.Check.Message}
+	}
+	// Once the placed worker is known to hold nothing more, the record has
+	// nothing left to guard; a worker can then be drained without waiting
+	// for this Workload to be admitted again.
+	p.ClearRecord = o.Placement != nil && copiesGone(o, o.Placement.Cluster)
+	return p
+}
+
+// planJobEnded: the manager's job shows its end, which Courier mirrored
+// from a worker's copy, and Kueue has not finished the Workload yet:
+// Courier's own write of Finished was refused, or the end came from a copy
+// an earlier placement left on a worker that was counted lost and came
+// back. The end stands: nothing is dispatched again, and no other copy's
+// status is mirrored onto it, which the job's API would refuse for ever.
+// The placed worker's ended copy carries the placement through as usual;
+// otherwise the Workload finishes with the job's outcome, and every copy
+// goes, stopping a run that should not be. Found by the soak (docs/soak.md,
+// finding 23).
+func planJobEnded(o Observed) Plan {
+	wl := o.Workload
+	if c := LivePlacement(o); c != "" && endedOn(o.Remotes[c]) {
+		return planPlaced(o, c)
+	}
+	fin := outcomeCondition(o.JobEnd, "The job ended.")
+	msg := "The job's status on the manager shows its end; the workload is not dispatched again."
+	p := Plan{Delete: withCopies(o.Remotes, ""),
+		Status: &StatusChange{State: kueue.CheckStateReady, Message: msg, ClusterName: wl.Status.ClusterName, Finished: fin},
+		Events: []Event{{Type: "Normal", Reason: courier.EventFinished, Message: msg + " " + fin.Message}}}
+	if !o.HasCheck {
+		p.Status.State, p.Status.Message = "", ""
+	}
+	return p
+}
+
+// endedOn reports whether a worker's copies show the job's end: its job
+// copy, or its Workload copy, which the worker's Kueue finishes once it saw
+// the job's end.
+func endedOn(r Remote) bool {
+	return (r.HasJob && r.JobOutcome.Finished) || (r.Workload != nil && isTrue(r.Workload.Status.Conditions, kueue.WorkloadFinished))
+}
+
+// copiesGone reports whether worker c is known to hold no copy of the
+// Workload: connected and holding none, or lost for workerLostTimeout.
+func copiesGone(o Observed, c string) bool {
+	h := o.Health[c]
+	if h.Connected {
+		return !o.Remotes[c].holdsCopies()
+	}
+	return h.LostSince != nil && o.Now.Sub(h.LostSince.Time) >= o.WorkerLostTimeout
+}
+
+// planPlaced carries a placement on worker c through: copies elsewhere go;
+// the job is created on c if missing and its status mirrored; the check is
+// Ready naming c; the Workload finishes when c's copy does, after the final
+// job status is on the manager. Changes made on the manager since dispatch
+// are forwarded, and hand edits on c set back, where c's API allows; the
+// rest is reported on the manager's job. It goes Retry when c evicts the workload or
+// loses its copy before the job ended there, or when c has been lost for
+// workerLostTimeout. A job that
+// changed after dispatch, or whose AdmissionCheck is gone, is reported on,
+// never stopped.
+func planPlaced(o Observed, c string) Plan {
+	p := Plan{Delete: withCopies(o.Remotes, c)}
+	h, r := o.Health[c], o.Remotes[c]
+	if h.LostSince != nil {
+		lostFor := o.Now.Sub(h.LostSince.Time)
+		if lostFor >= o.WorkerLostTimeout {
+			return retryElsewhere(o, p, h.LostReason, fmt.Sprintf("Worker %q %s, for longer than workerLostTimeout (%s); dispatching the workload again.",
+				c, h.LostWhy, o.WorkerLostTimeout))
+		}
+		p.RequeueAfter = o.WorkerLostTimeout - lostFor
+	}
+	switch {
+	case !h.Connected:
+		// The worker may well be running the job: wait for it, or for it to
+		// count as lost.
+		return p
+	case refusedBeforeRunning(o, c, r):
+		// Choose again at once, passing that worker over, rather than
+		// through Kueue's requeue and its backoff.
+		p.ClearRecord = true
+		return p
+	case r.Workload == nil && !(r.HasJob && r.JobOutcome.Finished):
+		return retryElsewhere(o, p, courier.EventRemoteEvicted, fmt.Sprintf("The workload's copy on worker %q is gone; dispatching the workload again.", c))
+	}
+	if fin := placedEnd(r); fin != nil {
+		return planPlacedEnd(o, p, c, fin)
+	}
+	if why := leftWorker(r, c); why != "" {
+		return retryElsewhere(o, p, courier.EventRemoteEvicted, why)
+	}
+	if old := oldJobOn(o, c); old != "" && !r.HasJob {
+		// A worker out of reach when c was chosen came back before the job
+		// was created there: its earlier copy goes first, as it would have
+		// before the choice.
+		if msg := waitingForOldJob(o, old); o.HasCheck && o.Check.State != kueue.CheckStateReady && o.Check.Message != msg {
+			p.Status = &StatusChange{State: o.Check.State, Message: msg,
+				ClusterName: o.Workload.Status.ClusterName, Nominated: o.Workload.Status.NominatedClusterNames}
+		}
+		return p
+	}
+	return planRunning(o, p, c)
+}
+
+// retryElsewhere gives the placed worker up: the check goes Retry, so that
+// Kueue evicts the workload and Courier dispatches it again. Without a
+// check Courier can write there is nothing to say it on.
+func retryElsewhere(o Observed, p Plan, reason, msg string) Plan {
+	if !o.HasCheck {
+		return p
+	}
+	wl := o.Workload
+	p.Status = &StatusChange{State: kueue.CheckStateRetry, Message: msg,
+		ClusterName: wl.Status.ClusterName, Nominated: wl.Status.NominatedClusterNames}
+	p.Events = append(p.Events, Event{Type: "Warning", Reason: reason, Message: msg})
+	return p
+}
+
+// placedEnd is the True Finished condition the placed worker's copies
+// show, or nil while the job has not ended there.
+func placedEnd(r Remote) *metav1.Condition {
+	var fin *metav1.Condition
+	switch {
+	case r.Workload == nil:
+		// The worker removed a finished Workload (its Kueue's retention
+		// policy, say); the job copy still says how it ended.
+		fin = outcomeCondition(r.JobOutcome, copyEndedMsg)
+	default:
+		fin = findCondition(r.Workload.Status.Conditions, kueue.WorkloadFinished)
+		if (fin == nil || fin.Status != metav1.ConditionTrue) && r.HasJob && r.JobOutcome.Finished && leaving(r.Workload) {
+			// The job ended before the worker's Kueue finished its
+			// Workload: an eviction that lands meanwhile (a deactivation,
+			// a preemption) must not run it again elsewhere. Otherwise the
+			// worker's Finished, with its reason, is awaited.
+			fin = outcomeCondition(r.JobOutcome, copyEndedMsg)
+		}
+	}
+	if fin == nil || fin.Status != metav1.ConditionTrue {
+		return nil
+	}
+	return fin
+}
+
+// planPlacedEnd finishes the Workload as its placed worker c did, after
+// the final job status is on the manager; an end that means the job did
+// not run to its end sends it elsewhere.
+func planPlacedEnd(o Observed, p Plan, c string, fin *metav1.Condition) Plan {
+	switch fin.Reason {
+	case kueue.WorkloadFinishedReasonOutOfSync:
+		return retryElsewhere(o, p, courier.EventRemoteEvicted, fmt.Sprintf("Worker %q found its job out of sync with the workload: %s; dispatching the workload again.", c, fin.Message))
+	case kueue.WorkloadFinishedReasonOwnerNotFound:
+		// The worker's Kueue ends a Workload whose job is gone; Courier
+		// removes copies only once the manager's job ended, so someone
+		// else deleted it before it finished: it did not run to its end.
+		return retryElsewhere(o, p, courier.EventRemoteEvicted, fmt.Sprintf("The job's copy on worker %q was deleted before it finished (%s); dispatching the workload again.", c, fin.Message))
+	}
+	// The final status is read from the worker even when the job copy is
+	// not in the cache (its informer may lag the Workload's): the Workload
+	// finishes only after it is on the manager, or the copy is known gone.
+	if r := o.Remotes[c]; !r.FinalMirrored {
+		p.FinalSync, p.FinalFrom = c, r.finishedCopy()
+	}
+	msg := finishedOn(c)
+	p.Status = &StatusChange{
+		State: kueue.CheckStateReady, Message: msg, ClusterName: &c,
+		Finished: &metav1.Condition{Type: kueue.WorkloadFinished, Status: metav1.ConditionTrue, Reason: fin.Reason, Message: fin.Message},
+	}
+	if !o.HasCheck {
+		p.Status.State, p.Status.Message = "", ""
+	}
+	p.Events = append(p.Events, Event{Type: "Normal", Reason: courier.EventFinished, Message: msg + " " + fin.Message})
+	return p
+}
+
+// leftWorker says why the job no longer runs on worker c, whose copies
+// have not ended it, or "": the Workload copy is being deleted or was
+// evicted, or the job copy is being deleted.
+func leftWorker(r Remote, c string) string {
+	switch {
+	case r.Workload.DeletionTimestamp != nil:
+		return fmt.Sprintf("The workload's copy on worker %q is being deleted; dispatching the workload again.", c)
+	case leaving(r.Workload):
+		ev := findCondition(r.Workload.Status.Conditions, kueue.WorkloadEvicted)
+		why := "it lost its quota reservation"
+		if ev != nil && ev.Status == metav1.ConditionTrue {
+			why = fmt.Sprintf("%s: %s", ev.Reason, ev.Message)
+		}
+		return fmt.Sprintf("Worker %q evicted the workload (%s); dispatching the workload again.", c, why)
+	case r.OldJob && !r.HasJob:
+		return fmt.Sprintf("The job's copy on worker %q is being deleted; dispatching the workload again once it is gone.", c)
+	}
+	return ""
+}
+
+// planRunning carries a job running on worker c on: the job is created
+// there if missing and its status mirrored; the manager's changes go to
+// the copy where the worker's API allows, and what cannot go is reported
+// on the manager's job; the check is Ready, naming c.
+func planRunning(o Observed, p Plan, c string) Plan {
+	wl, r := o.Workload, o.Remotes[c]
+	switch {
+	case !r.HasJob && r.UnseenJob:
+		// Created moments ago, not shown by the informer yet: its event
+		// brings the next pass, and the requeue is for a copy gone before
+		// it showed.
+		p.RequeueAfter = soonest(p.RequeueAfter, unseenCopyRecheck)
+	case !r.HasJob:
+		p.CreateJob = c
+	case !r.JobMirrored:
+		p.SyncJob = c
+	}
+	if r.HasJob && r.Forward != nil {
+		if r.Forward.Update != nil {
+			p.Forward, p.ForwardBase, p.Forwarding = c, r.JobCopy, r.Forward
+		}
+		p.JobEvents = refusalEvents(c, r.Forward)
+	}
+	if !samePriority(wl, r.Workload) {
+		p.ForwardPriority = c
+	}
+	if !o.HasCheck {
+		return p
+	}
+	msg := fmt.Sprintf("Dispatched to worker %q, whose Kueue admitted the workload.", c)
+	var events []Event
+	for _, n := range placedNotes(o) {
+		msg += " " + n.Message
+		if !strings.Contains(o.Check.Message, n.Message) {
+			events = append(events, n)
+		}
+	}
+	if o.Check.State != kueue.CheckStateReady {
+		events = append([]Event{{Type: "Normal", Reason: courier.EventDispatched, Message: fmt.Sprintf("Dispatched to worker %q.", c)}}, events...)
+	}
+	if o.Check.State != kueue.CheckStateReady || o.Check.Message != msg || ptr.Deref(wl.Status.ClusterName, "") != c {
+		p.Status = &StatusChange{State: kueue.CheckStateReady, Message: msg, ClusterName: &c}
+		p.Events = append(p.Events, events...)
+	}
+	return p
+}
+
+// copyEndedMsg is the Finished message of a job copy whose ending says
+// nothing, its Workload on the worker gone.
+const copyEndedMsg = "The job ended; its Workload on the worker was removed."
+
+// outcomeCondition is the Finished condition a job's own ending gives,
+// with message when the ending says nothing.
+func outcomeCondition(out adapter.Outcome, message string) *metav1.Condition {
+	c := &metav1.Condition{Type: kueue.WorkloadFinished, Status: metav1.ConditionTrue, Reason: kueue.WorkloadFinishedReasonSucceeded, Message: out.Message}
+	if out.Failed {
+		c.Reason = kueue.WorkloadFinishedReasonFailed
+	}
+	if c.Message == "" {
+		c.Message = message
+	}
+	return c
+}
+
+// placedNotes are what the check message of a placed workload reports
+// besides where it runs, each with the event that announces it.
+func placedNotes(o Observed) []Event {
+	var notes []Event
+	if o.Rejection != "" {
+		notes = append(notes, Event{Type: "Warning", Reason: courier.EventNotForwarded,
+			Message: truncate("The job changed after dispatch in a way its worker would refuse; the running copy is kept as it was: "+o.Rejection, maxNoteLength)})
+	}
+	if o.CheckMissing != "" {
+		notes = append(notes, Event{Type: "Warning", Reason: courier.EventCheckMissing, Message: o.CheckMissing})
+	}
+	return notes
+}
+
+// planEarlierPlacement: the Workload was evicted and admitted again since
+// Courier placed it. The earlier copies must be gone before the job goes
+// anywhere: removed where Courier can reach them, or left to the lost-
+// worker policy when their worker has been lost for workerLostTimeout.
+func planEarlierPlacement(o Observed) Plan {
+	c := o.Placement.Cluster
+	h := o.Health[c]
+	switch {
+	case copiesGone(o, c):
+		p := planUnplaced(o)
+		p.ClearRecord = p.Record == nil
+		return p
+	case h.Connected:
+		p := pending(o, fmt.Sprintf("Removing the copies an earlier admission left on worker %q before dispatching again.", c)+heldNote(o.Remotes[c]), nil)
+		p.Delete = withCopies(o.Remotes, "")
+		return p
+	}
+	msg := fmt.Sprintf("Worker %q held this workload before it was evicted and is out of reach; it may still run the job, so nothing is dispatched until it is back or counts as lost.", c)
+	p := pending(o, msg, nil, Event{Type: "Warning", Reason: courier.EventWaitingForWorker, Message: msg})
+	p.Delete = withCopies(o.Remotes, "")
+	if h.LostSince != nil {
+		p.RequeueAfter = o.WorkerLostTimeout - o.Now.Sub(h.LostSince.Time)
+	}
+	return p
+}
+
+// withCopies lists, in order, the clusters holding a copy, except keep.
+func withCopies(remotes map[string]Remote, keep string) []string {
+	var out []string
+	for cluster, r := range remotes {
+		if (cluster != keep && r.holdsCopies()) || r.Stale {
+			out = append(out, cluster)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// maxNoteLength bounds what a check message repeats of a longer text; the
+// event carries the same words.
+const maxNoteLength = 1024
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n-3] + "..."
+}
+
+// refusedBeforeRunning reports whether the worker the job is placed on
+// refused to create it (a same-name object Courier does not own, the
+// worker's refusal, or a server error of its own), so that Courier removed
+// the copies there, before the check ever turned Ready: the job never ran,
+// and the placement guards nothing. planUnplaced still waits for any job
+// copy that is going.
+func refusedBeforeRunning(o Observed, c string, r Remote) bool {
+	return o.PassedOver[c].Reason != "" && o.HasCheck && o.Check.State == kueue.CheckStatePending &&
+		!r.HasJob && (r.Workload == nil || r.Workload.DeletionTimestamp != nil)
+}

@@ -1,0 +1,83 @@
+package plan
+
+import (
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/utils/ptr"
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+
+	"github.com/courierdev/courier/pkg/dispatch/workload"
+
+	"github.com/courierdev/courier/pkg/adapter"
+)
+
+// A copy deleted on the worker behind Courier's back, found by the soak
+// (docs/soak.md, remote-delete): the worker's Kueue finished its Workload
+// with OwnerNotFound, which Courier took for the job's end and mirrored,
+// so the manager's job stayed Running under a Finished Workload.
+func TestPlanPlacedCopyDeletedOnWorker(t *testing.T) {
+	placed := local().ClusterName("a").Obj()
+	ownerGone := copyOf().Admit(t0).Condition(kueue.WorkloadFinished, metav1.ConditionTrue, kueue.WorkloadFinishedReasonOwnerNotFound, t0).Obj()
+	succeeded := copyOf().Admit(t0).Condition(kueue.WorkloadFinished, metav1.ConditionTrue, kueue.WorkloadFinishedReasonSucceeded, t0).Obj()
+	runPlanCases(t, map[string]struct {
+		o    Observed
+		want Plan
+	}{
+		"the job copy is gone and the worker ended its Workload: Retry": {
+			o: Observed{Workload: placed, Check: readyCheck, Placement: &workload.Placement{Cluster: "a"}, Health: connected,
+				Remotes: map[string]Remote{"a": {Workload: ownerGone}}},
+			want: retry("RemoteEvicted", `The job's copy on worker "a" was deleted before it finished (OwnerNotFound); dispatching the workload again.`),
+		},
+		"the job copy is being deleted and the worker ended its Workload: Retry": {
+			o: Observed{Workload: placed, Check: readyCheck, Placement: &workload.Placement{Cluster: "a"}, Health: connected,
+				Remotes: map[string]Remote{"a": {HasJob: true, JobMirrored: true, Workload: ownerGone}}},
+			want: retry("RemoteEvicted", `The job's copy on worker "a" was deleted before it finished (OwnerNotFound); dispatching the workload again.`),
+		},
+		// The same view arises when the job copy's informer lags the
+		// Workload's: the worker is asked for the final status either way.
+		"a job that succeeded and was then deleted (or not yet cached) finishes after a final read": {
+			o: Observed{Workload: placed, Check: readyCheck, Placement: &workload.Placement{Cluster: "a"}, Health: connected,
+				Remotes: map[string]Remote{"a": {Workload: succeeded}}},
+			want: Plan{
+				FinalSync: "a",
+				Status: &StatusChange{State: kueue.CheckStateReady, ClusterName: ptr.To("a"), Message: `The workload finished on worker "a".`,
+					Finished: &metav1.Condition{Type: kueue.WorkloadFinished, Status: metav1.ConditionTrue, Reason: "Succeeded", Message: "Succeeded"}},
+				Events: []Event{{Type: "Normal", Reason: "Finished", Message: `The workload finished on worker "a". Succeeded`}},
+			},
+		},
+	})
+}
+
+// The final status comes from the informer's job copy when that already
+// shows the job's end, and from a read of the worker otherwise.
+func TestPlanFinalSyncSource(t *testing.T) {
+	placed := local().ClusterName("a").Obj()
+	succeeded := copyOf().Admit(t0).Condition(kueue.WorkloadFinished, metav1.ConditionTrue, kueue.WorkloadFinishedReasonSucceeded, t0).Obj()
+	cached := &unstructured.Unstructured{}
+	cached.SetName("cached")
+	finish := func(from *unstructured.Unstructured) Plan {
+		return Plan{
+			FinalSync: "a", FinalFrom: from,
+			Status: &StatusChange{State: kueue.CheckStateReady, ClusterName: ptr.To("a"), Message: `The workload finished on worker "a".`,
+				Finished: &metav1.Condition{Type: kueue.WorkloadFinished, Status: metav1.ConditionTrue, Reason: "Succeeded", Message: "Succeeded"}},
+			Events: []Event{{Type: "Normal", Reason: "Finished", Message: `The workload finished on worker "a". Succeeded`}},
+		}
+	}
+	runPlanCases(t, map[string]struct {
+		o    Observed
+		want Plan
+	}{
+		"the cached copy shows the end: mirrored from it": {
+			o: Observed{Workload: placed, Check: readyCheck, Placement: &workload.Placement{Cluster: "a"}, Health: connected,
+				Remotes: map[string]Remote{"a": {Workload: succeeded, HasJob: true, JobMirrored: true, JobOutcome: adapter.Outcome{Finished: true}, JobCopy: cached}}},
+			want: finish(cached),
+		},
+		"the cached copy still runs: the worker is read": {
+			o: Observed{Workload: placed, Check: readyCheck, Placement: &workload.Placement{Cluster: "a"}, Health: connected,
+				Remotes: map[string]Remote{"a": {Workload: succeeded, HasJob: true, JobMirrored: true, JobCopy: cached}}},
+			want: finish(nil),
+		},
+	})
+}

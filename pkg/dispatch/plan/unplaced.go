@@ -1,0 +1,337 @@
+package plan
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+
+	courier "github.com/courierdev/courier/api/v1alpha1"
+	"github.com/courierdev/courier/pkg/dispatch/workload"
+)
+
+// planUnplaced decides for a job not placed yet, in this order:
+//
+//  1. A job that cannot be dispatched: Rejected.
+//  2. A check whose AdmissionCheck is gone, other checks not Ready yet, or
+//     a misconfiguration: Pending, saying why, and nothing new goes out.
+//  3. A workload no worker's quota could ever hold: Rejected. One that
+//     waited longer than the policy's maxWaitTime: Retry, with why.
+//  4. While a connected worker still holds an earlier copy of the job, or
+//     one being deleted, nothing is dispatched: it must go first.
+//  5. The first copy a nominated worker admitted wins: the others go, the
+//     winner is recorded, the job is created there, and the check turns
+//     Ready.
+//  6. Without a winner, the clusters the planner nominates (see
+//     pkg/placement: the policy's strategy, filter and score over the
+//     workers' capacity) get a copy; copies on other clusters go.
+func planUnplaced(o Observed) Plan {
+	rejection := o.Rejection
+	if rejection == "" {
+		rejection = refusedEverywhere(o.Candidates)
+	}
+	switch {
+	case rejection != "":
+		return endAttempt(o, kueue.CheckStateRejected, courier.EventRejected, rejection)
+	case o.CheckMissing != "":
+		// The check may be back in a moment (an install tool replacing it);
+		// the copies hold no job, and stay.
+		return pending(o, o.CheckMissing, o.Workload.Status.NominatedClusterNames)
+	case len(o.ChecksNotReady) > 0:
+		p := pending(o, fmt.Sprintf("Waiting for the admission checks %s to be Ready before dispatching.", strings.Join(o.ChecksNotReady, ", ")), nil)
+		p.Delete = withCopies(o.Remotes, "")
+		return p
+	case o.Misconfigured != "":
+		p := pending(o, o.Misconfigured, nil, Event{Type: "Warning", Reason: courier.EventMisconfigured, Message: o.Misconfigured})
+		p.Delete = withCopies(o.Remotes, "")
+		return p
+	case o.Decision != nil && o.Decision.Impossible:
+		return endAttempt(o, kueue.CheckStateRejected, courier.EventNoCapacity,
+			"No worker's quota could ever hold the whole workload. "+o.Decision.Message)
+	case o.Decision != nil && o.Decision.Expired && firstAdmitted(o) == "":
+		return endAttempt(o, kueue.CheckStateRetry, courier.EventWaitedTooLong,
+			"No worker admitted the workload within the policy's maxWaitTime; requeueing it. "+o.Decision.Message)
+	}
+	if c := oldJobOn(o, ""); c != "" {
+		p := pending(o, waitingForOldJob(o, c), nil)
+		p.Delete = withCopies(o.Remotes, "")
+		return p
+	}
+	if winner := firstAdmitted(o); winner != "" {
+		return planWinner(o, winner)
+	}
+	return planNominate(o)
+}
+
+// heldNote is what a waiting message adds about an old job copy, or the
+// remnant of a deleted one, that finalizers hold, or "".
+func heldNote(r Remote) string {
+	if r.Held == "" {
+		return ""
+	}
+	return " " + r.Held + "; if no controller on the worker removes them, remove them there by hand."
+}
+
+// waitingForOldJob is the check message while worker c deletes an earlier
+// copy of the job.
+func waitingForOldJob(o Observed, c string) string {
+	if why := o.Remotes[c].RemnantUnknown; why != "" {
+		return fmt.Sprintf("Waiting for worker %q to delete what ran an earlier copy of the job before dispatching again: %s.", c, why)
+	}
+	return fmt.Sprintf("Waiting for worker %q to delete an earlier copy of the job and its pods before dispatching again.", c) + heldNote(o.Remotes[c])
+}
+
+// oldJobOn names the first connected worker but except that still holds a
+// job copy that is being deleted or is not this admission's, or "". Its
+// pods may run until it is gone, so the job goes nowhere before then; a
+// worker out of reach is left to the lost-worker policy.
+func oldJobOn(o Observed, except string) string {
+	var on []string
+	for cluster, r := range o.Remotes {
+		if r.OldJob && o.Health[cluster].Connected && cluster != except {
+			on = append(on, cluster)
+		}
+	}
+	if len(on) == 0 {
+		return ""
+	}
+	return slices.Min(on)
+}
+
+// endAttempt ends this dispatch attempt: every copy goes and the check turns
+// Rejected or Retry, with a warning saying why. Without a check Courier can
+// write there is nothing to say it on, and nothing is done.
+func endAttempt(o Observed, state kueue.CheckState, reason, msg string) Plan {
+	if !o.HasCheck {
+		return Plan{}
+	}
+	return Plan{
+		Delete: withCopies(o.Remotes, ""),
+		Status: &StatusChange{State: state, Message: msg},
+		Events: []Event{{Type: "Warning", Reason: reason, Message: msg}},
+	}
+}
+
+// refusedEverywhere says why, when every candidate refuses the job as it
+// is, and "" otherwise.
+func refusedEverywhere(candidates []Candidate) string {
+	if len(candidates) == 0 {
+		return ""
+	}
+	var why []string
+	for _, c := range candidates {
+		if c.Refuses == "" {
+			return ""
+		}
+		why = append(why, c.Name+": "+c.Refuses)
+	}
+	return truncate("No worker can ever take the job as it is: "+strings.Join(why, "; "), maxNoteLength)
+}
+
+// planWinner records the winner, creates the job there and turns the check
+// Ready, in that order; the losers' copies go. Kueue accepts a clusterName
+// only from the nominated clusters, so a winner not nominated yet is
+// nominated first.
+func planWinner(o Observed, winner string) Plan {
+	wl := o.Workload
+	p := Plan{Delete: withCopies(o.Remotes, winner)}
+	if !slices.Contains(wl.Status.NominatedClusterNames, winner) {
+		// The pass that made the copies had its nomination refused for a
+		// conflict, and with it the event: this one reports them.
+		nominated := append(slices.Clone(wl.Status.NominatedClusterNames), winner)
+		slices.Sort(nominated)
+		p.Status = &StatusChange{State: kueue.CheckStatePending, Message: o.Check.Message, Nominated: nominated}
+		p.Events = nominationEvents(o, nominatedNow(o))
+		p.RequeueAfter = time.Second
+		return p
+	}
+	p.Record = &workload.Placement{Cluster: winner, Evictions: o.Evictions}
+	switch r := o.Remotes[winner]; {
+	case !r.HasJob && r.UnseenJob:
+		p.RequeueAfter = unseenCopyRecheck // As in planPlaced.
+	case !r.HasJob:
+		p.CreateJob = winner
+	}
+	msg := fmt.Sprintf("Dispatched to worker %q, whose Kueue admitted the workload.", winner)
+	p.Status = &StatusChange{State: kueue.CheckStateReady, Message: msg, ClusterName: &winner}
+	p.Events = []Event{{Type: "Normal", Reason: courier.EventDispatched, Message: fmt.Sprintf("Dispatched to worker %q.", winner)}}
+	return p
+}
+
+// NoWorkerNow begins the check message of a workload no worker can take now.
+const NoWorkerNow = "No worker can take the workload now."
+
+func planNominate(o Observed) Plan {
+	nominated := nominatedNow(o)
+	var remove []string
+	for cluster, r := range o.Remotes {
+		if r.holdsCopies() && (r.Stale || !slices.Contains(nominated, cluster)) {
+			remove = append(remove, cluster)
+		}
+	}
+	slices.Sort(remove)
+	why := ""
+	if o.Decision != nil {
+		why = " " + o.Decision.Message
+	}
+	if len(nominated) == 0 {
+		// pending writes, and so reports, only a changed message.
+		p := pending(o, NoWorkerNow+why, nil, placementErrors(o)...)
+		p.Delete = remove
+		return p
+	}
+	// A copy created moments ago that the informer does not show yet is
+	// not created again; its event brings the next pass.
+	var create, unseen []string
+	for _, cluster := range nominated {
+		switch r := o.Remotes[cluster]; {
+		case r.Workload == nil && r.UnseenWorkload:
+			unseen = append(unseen, cluster)
+		case r.Workload == nil:
+			create = append(create, cluster)
+		}
+	}
+	// Kueue keeps nominatedClusterNames sorted by name.
+	sorted := slices.Sorted(slices.Values(nominated))
+	var events []Event
+	if !slices.Equal(o.Workload.Status.NominatedClusterNames, sorted) {
+		events = nominationEvents(o, nominated)
+	}
+	p := pending(o, "Waiting for a nominated worker to admit the workload."+why, sorted, events...)
+	p.Delete, p.Create = remove, create
+	if d := o.Decision; d != nil {
+		p.RequeueAfter = soonest(d.NextRound, d.ExpiresIn)
+		if d.NextRound > 0 {
+			p.RequeueAfter = soonest(p.RequeueAfter, recheckIn(o, nominated, append(create, unseen...)))
+		}
+	}
+	if len(unseen) > 0 {
+		// For a copy gone before it showed.
+		p.RequeueAfter = soonest(p.RequeueAfter, unseenCopyRecheck)
+	}
+	return p
+}
+
+// recheckIn is when a young nomination is planned again: nominationRecheck
+// after its newest copy was made. It is read from the copies, not from
+// whether this pass changed the nomination: a pass run for another event
+// in between would otherwise use up the recheck. Creation times have
+// second precision, hence the extra second; 0 when nothing is young.
+func recheckIn(o Observed, nominated, create []string) time.Duration {
+	if len(create) > 0 {
+		return nominationRecheck
+	}
+	var in time.Duration
+	for _, c := range nominated {
+		wl := o.Remotes[c].Workload
+		if wl == nil {
+			continue
+		}
+		age := o.Now.Sub(wl.CreationTimestamp.Time)
+		if age >= 0 && age < nominationRecheck+time.Second {
+			in = soonest(in, nominationRecheck+time.Second-age)
+		}
+	}
+	return in
+}
+
+// nominationRecheck is when a workload nominated anew, with workers left
+// for later rounds, is planned again. Capacity snapshots are up to a
+// second old and may still count a copy deleted a moment ago, or miss one
+// Kueue admitted: a nomination made on one is looked at again once they
+// have caught up, and widened to a worker with room, not a round later.
+const nominationRecheck = 2 * time.Second
+
+// nominationEvents report a nomination that changed: the workers that got
+// a copy, why, and the clusters the policy's CEL failed on.
+func nominationEvents(o Observed, clusters []string) []Event {
+	why := ""
+	if o.Decision != nil {
+		why = " " + o.Decision.Message
+	}
+	return append([]Event{{Type: "Normal", Reason: courier.EventNominated,
+		Message: truncate(fmt.Sprintf("Copied the workload to %s.%s", strings.Join(clusters, ", "), why), maxNoteLength)}},
+		placementErrors(o)...)
+}
+
+// placementErrors are the events for the clusters the policy's CEL failed
+// on.
+func placementErrors(o Observed) []Event {
+	if o.Decision == nil {
+		return nil
+	}
+	var events []Event
+	for _, e := range o.Decision.Errors {
+		events = append(events, Event{Type: "Warning", Reason: courier.EventPlacementError, Cluster: e.Cluster,
+			Message: truncate(fmt.Sprintf("Cluster %q is not eligible: %v.", e.Cluster, e.Err), maxNoteLength)})
+	}
+	return events
+}
+
+// nominatedNow are the clusters that get or keep a copy now, best first.
+func nominatedNow(o Observed) []string {
+	if o.Decision == nil {
+		return nil
+	}
+	return o.Decision.Nominate
+}
+
+// soonest is the shorter of the durations that are set.
+func soonest(ds ...time.Duration) time.Duration {
+	var out time.Duration
+	for _, d := range ds {
+		if d > 0 && (out == 0 || d < out) {
+			out = d
+		}
+	}
+	return out
+}
+
+// pending keeps the check Pending with msg and the nomination, writing
+// only what changed.
+func pending(o Observed, msg string, nominated []string, events ...Event) Plan {
+	if !o.HasCheck || (o.Check.State == kueue.CheckStatePending && o.Check.Message == msg && slices.Equal(o.Workload.Status.NominatedClusterNames, nominated)) {
+		return Plan{}
+	}
+	return Plan{
+		Status: &StatusChange{State: kueue.CheckStatePending, Message: msg, Nominated: nominated},
+		Events: events,
+	}
+}
+
+// firstAdmitted returns the connected, usable cluster whose copy was
+// admitted first, or "". A copy being deleted does not count. A cluster
+// that already holds the job wins over the others: the job may have started
+// there. Ties go by name.
+func firstAdmitted(o Observed) string {
+	type admitted struct {
+		cluster string
+		hasJob  bool
+		at      time.Time
+	}
+	var all []admitted
+	for cluster, r := range o.Remotes {
+		if r.Workload == nil || r.Workload.DeletionTimestamp != nil || !o.Health[cluster].Connected || !slices.Contains(nominatedNow(o), cluster) {
+			continue
+		}
+		if c := findCondition(r.Workload.Status.Conditions, kueue.WorkloadAdmitted); c != nil && c.Status == metav1.ConditionTrue {
+			all = append(all, admitted{cluster, r.HasJob, c.LastTransitionTime.Time})
+		}
+	}
+	if len(all) == 0 {
+		return ""
+	}
+	return slices.MinFunc(all, func(a, b admitted) int {
+		if a.hasJob != b.hasJob {
+			if a.hasJob {
+				return -1
+			}
+			return 1
+		}
+		return cmp.Or(a.at.Compare(b.at), strings.Compare(a.cluster, b.cluster))
+	}).cluster
+}
