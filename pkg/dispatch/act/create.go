@@ -15,6 +15,7 @@ import (
 
 	courier "github.com/courierdev/courier/api/v1alpha1"
 	"github.com/courierdev/courier/pkg/adapter"
+	"github.com/courierdev/courier/pkg/cluster"
 	"github.com/courierdev/courier/pkg/dispatch/expect"
 	"github.com/courierdev/courier/pkg/dispatch/plan"
 	"github.com/courierdev/courier/pkg/dispatch/workload"
@@ -99,6 +100,35 @@ func (a *Actor) createJob(ctx context.Context, c string, wl *kueue.Workload, job
 	if err != nil {
 		return nil, err
 	}
+	copies, err := a.jobCopies(c, wl, job)
+	if err != nil {
+		return nil, err
+	}
+	jobCopy := copies[len(copies)-1]
+	for _, copy := range copies {
+		created, ev, err := a.createJobCopy(ctx, remote, wl, copy)
+		switch {
+		case err != nil:
+			return nil, err
+		case ev != nil:
+			// The job cannot go there: its copies go, so that the check
+			// turns Retry and the job goes elsewhere.
+			if _, err := a.deleteCopies(ctx, c, wl.Namespace, wl.Name, workload.Job{}); err != nil {
+				return ev, err
+			}
+			return ev, nil
+		case created && copy == jobCopy:
+			a.Expectations.Created(expect.CopyKey{Cluster: c, Kind: job.Adapter.GVK().Kind, Workload: wl.UID}, copy.GetUID(), copy.GetResourceVersion(), a.Now())
+			metrics.Dispatched(c)
+		}
+	}
+	return nil, nil
+}
+
+// jobCopies are what the job needs on worker c, in the order they are
+// created: its PodGroups and their core Workloads, then the job itself,
+// each marked with the manager Workload and its admission.
+func (a *Actor) jobCopies(c string, wl *kueue.Workload, job workload.Job) ([]*unstructured.Unstructured, error) {
 	copies := make([]*unstructured.Unstructured, 0, len(job.Deps)+1)
 	for _, dep := range job.Deps {
 		copy := adapter.CopyForWorker(dep, a.Origin)
@@ -120,46 +150,42 @@ func (a *Actor) createJob(ctx context.Context, c string, wl *kueue.Workload, job
 		annotations[courier.ManagerUIDAnnotation] = string(wl.UID)
 		annotations[courier.AdmissionAnnotation] = strconv.Itoa(int(workload.Evictions(wl)))
 		copy.SetAnnotations(annotations)
-		err := remote.Client.Create(ctx, copy)
-		if err == nil {
-			if copy == jobCopy {
-				a.Expectations.Created(expect.CopyKey{Cluster: c, Kind: job.Adapter.GVK().Kind, Workload: wl.UID}, copy.GetUID(), copy.GetResourceVersion(), a.Now())
-				metrics.Dispatched(c)
-			}
-			continue
-		}
-		var ev *plan.Event
-		switch {
-		case isRefused(err):
-			ev = a.refused(wl, c, copy.GetKind(), copy, err)
-		case isWorkerFault(err):
-			// The job never ran: it goes to another worker rather than
-			// wait, retried there alone, for as long as the failure lasts.
-			ev = a.skip(wl, c, failedSkip, courier.EventCreateFailed, "failed to create the "+copy.GetKind(),
-				truncate(fmt.Sprintf("Worker %q failed to create %s %s/%s: %v. Courier sends the job to another worker and passes this one over for %s; if it lasts, check the controller whose webhook failed there.",
-					c, copy.GetKind(), copy.GetNamespace(), copy.GetName(), err, failedSkip), maxNoteLength))
-		case !apierrors.IsAlreadyExists(err):
-			return nil, fmt.Errorf("creating %s %s: %w", copy.GetKind(), copy.GetName(), err)
-		default:
-			existing := &unstructured.Unstructured{}
-			existing.SetGroupVersionKind(copy.GroupVersionKind())
-			if err := remote.APIReader.Get(ctx, client.ObjectKeyFromObject(copy), existing); err != nil {
-				return nil, client.IgnoreNotFound(err)
-			}
-			if workload.Owned(existing, a.Origin) {
-				continue
-			}
-			ev = a.skip(wl, c, foreignSkip, courier.EventForeignObject, fmt.Sprintf("holds a %s Courier did not create", copy.GetKind()),
-				fmt.Sprintf("Worker %q has a %s %s/%s that Courier did not create; Courier leaves it alone and passes the worker over.", c, copy.GetKind(), copy.GetNamespace(), copy.GetName()))
-		}
-		// The job cannot go there: its copies go, so that the check
-		// turns Retry and the job goes elsewhere.
-		if _, err := a.deleteCopies(ctx, c, wl.Namespace, wl.Name, workload.Job{}); err != nil {
-			return ev, err
-		}
-		return ev, nil
 	}
-	return nil, nil
+	return copies, nil
+}
+
+// createJobCopy creates one of the job's copies on remote. A create that
+// cannot go through there (refused, failed by the worker, a same-name
+// object Courier does not own) passes the worker over and returns the
+// event that says why; one of Courier's own already there is no error.
+// created says whether this create made it.
+func (a *Actor) createJobCopy(ctx context.Context, remote *cluster.Remote, wl *kueue.Workload, copy *unstructured.Unstructured) (created bool, ev *plan.Event, err error) {
+	c := remote.Name
+	err = remote.Client.Create(ctx, copy)
+	switch {
+	case err == nil:
+		return true, nil, nil
+	case isRefused(err):
+		return false, a.refused(wl, c, copy.GetKind(), copy, err), nil
+	case isWorkerFault(err):
+		// The job never ran: it goes to another worker rather than wait,
+		// retried there alone, for as long as the failure lasts.
+		return false, a.skip(wl, c, failedSkip, courier.EventCreateFailed, "failed to create the "+copy.GetKind(),
+			truncate(fmt.Sprintf("Worker %q failed to create %s %s/%s: %v. Courier sends the job to another worker and passes this one over for %s; if it lasts, check the controller whose webhook failed there.",
+				c, copy.GetKind(), copy.GetNamespace(), copy.GetName(), err, failedSkip), maxNoteLength)), nil
+	case !apierrors.IsAlreadyExists(err):
+		return false, nil, fmt.Errorf("creating %s %s: %w", copy.GetKind(), copy.GetName(), err)
+	}
+	existing := &unstructured.Unstructured{}
+	existing.SetGroupVersionKind(copy.GroupVersionKind())
+	if err := remote.APIReader.Get(ctx, client.ObjectKeyFromObject(copy), existing); err != nil {
+		return false, nil, client.IgnoreNotFound(err)
+	}
+	if workload.Owned(existing, a.Origin) {
+		return false, nil, nil
+	}
+	return false, a.skip(wl, c, foreignSkip, courier.EventForeignObject, fmt.Sprintf("holds a %s Courier did not create", copy.GetKind()),
+		fmt.Sprintf("Worker %q has a %s %s/%s that Courier did not create; Courier leaves it alone and passes the worker over.", c, copy.GetKind(), copy.GetNamespace(), copy.GetName())), nil
 }
 
 // refused passes worker c over after it refused to create obj, quoting

@@ -36,6 +36,25 @@ func (a *Actor) deleteCopies(ctx context.Context, c, ns, name string, job worklo
 	if err != nil {
 		return false, nil // Collected once the worker is back.
 	}
+	objs, err := a.copiesOn(ctx, remote, ns, name, job)
+	if err != nil {
+		return false, err
+	}
+	found := false
+	for _, obj := range objs {
+		deleted, err := a.deleteCopy(ctx, remote, obj)
+		if err != nil {
+			return false, err
+		}
+		found = found || deleted
+	}
+	return found, nil
+}
+
+// copiesOn lists what Courier created on remote for the manager Workload
+// ns/name, through the workload index, and a copy of the job's name made
+// for another Workload, when job names it.
+func (a *Actor) copiesOn(ctx context.Context, remote *cluster.Remote, ns, name string, job workload.Job) ([]client.Object, error) {
 	inWorkload := []client.ListOption{client.InNamespace(ns), client.MatchingFields{workload.Index: name}}
 	seen := map[types.UID]bool{}
 	var objs []client.Object
@@ -48,7 +67,7 @@ func (a *Actor) deleteCopies(ctx context.Context, c, ns, name string, job worklo
 	for _, gvk := range a.copyKinds() {
 		items, err := remote.List(ctx, gvk, inWorkload...)
 		if err != nil {
-			return false, err
+			return nil, err
 		}
 		for i := range items {
 			add(&items[i])
@@ -60,55 +79,60 @@ func (a *Actor) deleteCopies(ctx context.Context, c, ns, name string, job worklo
 		if err := remote.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: job.Name}, other); err == nil {
 			add(other)
 		} else if client.IgnoreNotFound(err) != nil {
-			return false, err
+			return nil, err
 		}
 	}
 	if remote.Serves(workload.GVK) {
 		list := &kueue.WorkloadList{}
 		if err := remote.Client.List(ctx, list, inWorkload...); err != nil {
-			return false, err
+			return nil, err
 		}
 		for i := range list.Items {
 			add(&list.Items[i])
 		}
 	}
-	found := false
-	for _, obj := range objs {
-		// The copies' demand is gone however they go: deleted here, with
-		// their job copy by the worker's garbage collector, or already. A
-		// copy no capacity snapshot showed before it went would otherwise
-		// count as assumed demand until expect.AssumedTTL.
-		if uid := obj.GetAnnotations()[courier.ManagerUIDAnnotation]; uid != "" {
-			a.Expectations.Unassume(c, types.UID(uid))
-		}
-		if a.Expectations.IsDeleted(obj.GetUID(), a.Now()) || (a.Expectations.OwnerDeleted(obj, a.Now()) && obj.GetDeletionTimestamp() == nil) {
-			// Deleted already, or the worker's garbage collector deletes it
-			// with its job copy; once it has, its finalizers may need help.
-			continue
-		}
-		u, _ := obj.(*unstructured.Unstructured)
-		ad, isJob := a.Adapters[obj.GetObjectKind().GroupVersionKind().GroupKind()]
-		if isJob && u != nil && obj.GetDeletionTimestamp() == nil {
-			if err := a.stopRunner(ctx, remote, ad, u); err != nil {
-				return false, err
-			}
-		}
-		if err := a.release(ctx, remote, obj); err != nil {
-			return false, fmt.Errorf("deleting %s %s: %w", obj.GetObjectKind().GroupVersionKind().Kind, obj.GetName(), err)
-		}
-		if isJob && u != nil {
-			if n, ok := expect.NewRemnant(c, ad, u); ok {
-				a.Expectations.Remnant(n.Key, n.Remnant, a.Now())
-			}
-		}
-		if obj.GetDeletionTimestamp() == nil {
-			// Only a delete of its own counts; one under way, helped along
-			// by dropping finalizers, was reported when it began.
-			found = true
-			a.Expectations.Deleted(obj.GetUID(), a.Now())
+	return objs, nil
+}
+
+// deleteCopy deletes one copy on remote, a job copy after what runs its
+// pods, and reports whether the delete was its own.
+func (a *Actor) deleteCopy(ctx context.Context, remote *cluster.Remote, obj client.Object) (bool, error) {
+	now := a.Now()
+	// The copies' demand is gone however they go: deleted here, with their
+	// job copy by the worker's garbage collector, or already. A copy no
+	// capacity snapshot showed before it went would otherwise count as
+	// assumed demand until expect.AssumedTTL.
+	if uid := obj.GetAnnotations()[courier.ManagerUIDAnnotation]; uid != "" {
+		a.Expectations.Unassume(remote.Name, types.UID(uid))
+	}
+	if a.Expectations.IsDeleted(obj.GetUID(), now) || (a.Expectations.OwnerDeleted(obj, now) && obj.GetDeletionTimestamp() == nil) {
+		// Deleted already, or the worker's garbage collector deletes it
+		// with its job copy; once it has, its finalizers may need help.
+		return false, nil
+	}
+	u, _ := obj.(*unstructured.Unstructured)
+	ad, isJob := a.Adapters[obj.GetObjectKind().GroupVersionKind().GroupKind()]
+	isJob = isJob && u != nil
+	if isJob && obj.GetDeletionTimestamp() == nil {
+		if err := a.stopRunner(ctx, remote, ad, u); err != nil {
+			return false, err
 		}
 	}
-	return found, nil
+	if err := a.release(ctx, remote, obj); err != nil {
+		return false, fmt.Errorf("deleting %s %s: %w", obj.GetObjectKind().GroupVersionKind().Kind, obj.GetName(), err)
+	}
+	if isJob {
+		if n, ok := expect.NewRemnant(remote.Name, ad, u); ok {
+			a.Expectations.Remnant(n.Key, n.Remnant, now)
+		}
+	}
+	if obj.GetDeletionTimestamp() != nil {
+		// Only a delete of its own counts; one under way, helped along by
+		// dropping finalizers, was reported when it began.
+		return false, nil
+	}
+	a.Expectations.Deleted(obj.GetUID(), now)
+	return true, nil
 }
 
 // copyKinds are the kinds, besides Kueue's Workload, of what Courier

@@ -68,54 +68,16 @@ func (ob *Observer) Observe(ctx context.Context, wl *kueue.Workload) (Result, er
 		return res, nil
 	}
 	res.Seen.CaughtUp = append(res.Seen.CaughtUp, wl.UID)
-	record, err := workload.PlacementOf(wl)
-	if err != nil {
-		ctrl.LoggerFrom(ctx).V(2).Info("Ignoring a placement record Courier did not write", "reason", err.Error())
-	}
-	ref, err := ob.courierCheck(ctx, wl)
-	if err != nil {
+	ref, err := ob.observeCheck(ctx, &res)
+	if err != nil || o.Disowned {
 		return res, err
-	}
-	ref, ours, err := ob.adopt(ctx, wl, ref, record)
-	if o.Disowned = !ours; err != nil || o.Disowned {
-		return res, err
-	}
-	o.CheckMissing, o.Placement, o.Evictions = ref.missingMessage(), record, workload.Evictions(wl)
-	o.WorkerLostTimeout = ob.WorkerLostTimeout
-	o.Remotes, o.Health = map[string]plan.Remote{}, map[string]plan.Health{}
-	for c, n := range ob.Expectations.PassedOver(wl.UID, now) {
-		o.PassedOver = passOver(o.PassedOver, c, n)
-	}
-	if ref.state != nil {
-		o.Check, o.HasCheck, res.Check = *ref.state, true, ref.state.Name
-	}
-	for _, c := range wl.Status.AdmissionChecks {
-		if (ref.state == nil || c.Name != ref.state.Name) && c.State != kueue.CheckStateReady {
-			o.ChecksNotReady = append(o.ChecksNotReady, string(c.Name))
-		}
 	}
 	if err := ob.observeJob(ctx, &res); err != nil {
 		return res, err
 	}
-	if ref.ac != nil && o.Misconfigured == "" {
-		if o.Misconfigured, err = dispatchpolicy.Misconfiguration(ctx, ob.Client, wl, ref.ac); err != nil {
-			return res, err
-		}
-	}
-	if res.Job.Obj != nil && o.Misconfigured == "" {
-		if res.Job.Deps, o.Misconfigured, err = ob.dependencies(ctx, res.Job.Obj); err != nil {
-			return res, err
-		}
-	}
-	workers, err := ob.workerClusters(ctx)
+	workers, err := ob.observeManager(ctx, &res, ref)
 	if err != nil {
 		return res, err
-	}
-	res.Job.Patches = map[string]*trainer.TrainingRuntimeSpecPatch{}
-	for name, wc := range workers {
-		if wc.Spec.RuntimePatch != nil {
-			res.Job.Patches[name] = wc.Spec.RuntimePatch
-		}
 	}
 	var policy placement.Policy
 	if ref.ac != nil && o.Misconfigured == "" && plan.WaitsForWorker(*o) {
@@ -131,6 +93,69 @@ func (ob *Observer) Observe(ctx context.Context, wl *kueue.Workload) (Result, er
 		o.PlacementInput = &in
 	}
 	return res, nil
+}
+
+// observeCheck finds Courier's admission check on the Workload, and the
+// placement recorded on it; a Workload neither carries, whose copies
+// Courier does not hold, is Disowned.
+func (ob *Observer) observeCheck(ctx context.Context, res *Result) (checkRef, error) {
+	o, wl := &res.Observed, res.Observed.Workload
+	record, err := workload.PlacementOf(wl)
+	if err != nil {
+		ctrl.LoggerFrom(ctx).V(2).Info("Ignoring a placement record Courier did not write", "reason", err.Error())
+	}
+	ref, err := ob.courierCheck(ctx, wl)
+	if err != nil {
+		return ref, err
+	}
+	ref, ours, err := ob.adopt(ctx, wl, ref, record)
+	if o.Disowned = !ours; err != nil || o.Disowned {
+		return ref, err
+	}
+	o.CheckMissing, o.Placement, o.Evictions = ref.missingMessage(), record, workload.Evictions(wl)
+	o.WorkerLostTimeout = ob.WorkerLostTimeout
+	o.Remotes, o.Health = map[string]plan.Remote{}, map[string]plan.Health{}
+	for c, n := range ob.Expectations.PassedOver(wl.UID, o.Now) {
+		o.PassedOver = passOver(o.PassedOver, c, n)
+	}
+	if ref.state != nil {
+		o.Check, o.HasCheck, res.Check = *ref.state, true, ref.state.Name
+	}
+	for _, c := range wl.Status.AdmissionChecks {
+		if (ref.state == nil || c.Name != ref.state.Name) && c.State != kueue.CheckStateReady {
+			o.ChecksNotReady = append(o.ChecksNotReady, string(c.Name))
+		}
+	}
+	return ref, nil
+}
+
+// observeManager reads what else on the manager decides whether the job
+// may go out: a ClusterQueue that also runs MultiKueue, the objects the
+// job needs, and the WorkerClusters, whose RuntimePatches travel with it.
+func (ob *Observer) observeManager(ctx context.Context, res *Result, ref checkRef) (map[string]*courier.WorkerCluster, error) {
+	o, wl := &res.Observed, res.Observed.Workload
+	var err error
+	if ref.ac != nil {
+		if o.Misconfigured, err = dispatchpolicy.Misconfiguration(ctx, ob.Client, wl, ref.ac); err != nil {
+			return nil, err
+		}
+	}
+	if res.Job.Obj != nil && o.Misconfigured == "" {
+		if res.Job.Deps, o.Misconfigured, err = ob.dependencies(ctx, res.Job.Obj); err != nil {
+			return nil, err
+		}
+	}
+	workers, err := ob.workerClusters(ctx)
+	if err != nil {
+		return nil, err
+	}
+	res.Job.Patches = map[string]*trainer.TrainingRuntimeSpecPatch{}
+	for name, wc := range workers {
+		if wc.Spec.RuntimePatch != nil {
+			res.Job.Patches[name] = wc.Spec.RuntimePatch
+		}
+	}
+	return workers, nil
 }
 
 // observeJob reads the Workload's job on the manager: gone, rejected,

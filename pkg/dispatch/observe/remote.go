@@ -45,44 +45,8 @@ func (ob *Observer) remoteState(ctx context.Context, remote *cluster.Remote, wl 
 		}
 	}
 	if job.Adapter != nil && job.Name != "" && remote.Serves(job.Adapter.GVK()) {
-		copy := &unstructured.Unstructured{}
-		copy.SetGroupVersionKind(job.Adapter.GVK())
-		err := remote.Client.Get(ctx, client.ObjectKey{Namespace: wl.Namespace, Name: job.Name}, copy)
-		switch {
-		case apierrors.IsNotFound(err):
-			rem, err := ob.remnantLeft(ctx, remote, wl.Namespace, job.Name, seen)
-			if err != nil {
-				return rs, err
-			}
-			rs.OldJob, rs.Remnant, rs.RemnantUnknown, rs.Held = rem.left, rem.left, rem.unknown, rem.held
-			rs.UnseenJob = ob.createdLately(remote.Name, job.Adapter.GVK(), wl.UID, now)
-		case err != nil:
+		if err := ob.jobCopyState(ctx, remote, wl, job, &rs, seen); err != nil {
 			return rs, err
-		case ob.Expectations.IsDeleted(copy.GetUID(), now):
-			// Deleted, with its pods first where the kind allows: until it
-			// (and, if not, what runs its pods, noted by deleteCopies) is
-			// gone they may run.
-			rs.OldJob = true
-		case !workload.JobCopyOf(copy, wl) || workload.OfEarlierAdmission(copy, wl):
-			// A copy made for another Workload of a job of the same name,
-			// or for an admission before the last eviction.
-			rs.Stale, rs.OldJob = true, true
-		default:
-			// A copy someone else is deleting still says how the job ended.
-			rs.OldJob = copy.GetDeletionTimestamp() != nil
-			if n, ok := expect.NewRemnant(remote.Name, job.Adapter, copy); rs.OldJob && ok {
-				seen.Deleting = append(seen.Deleting, n)
-			}
-			rs.HasJob, rs.JobCopy = true, copy
-			rs.JobOutcome = job.Adapter.Outcome(copy)
-			rs.FinalMirrored = ob.Expectations.IsMirrored(copy.GetUID(), now)
-			if job.Obj != nil {
-				patch, err := job.Adapter.StatusPatch(job.Obj, copy)
-				rs.JobMirrored = err == nil && patch == nil
-			}
-		}
-		if err == nil && rs.OldJob {
-			rs.Held = heldBy(copy.GetKind(), copy)
 		}
 	}
 	if !rs.HasJob && rs.Workload == nil && !rs.Stale && !rs.OldJob {
@@ -99,6 +63,55 @@ func (ob *Observer) remoteState(ctx context.Context, remote *cluster.Remote, wl 
 		}
 	}
 	return rs, nil
+}
+
+// jobCopyState reads the job's copy on remote into rs: there and how it
+// ended, or old (being deleted, of an earlier admission or Workload), or
+// gone, leaving what ran its pods maybe, or created moments ago and not
+// shown yet.
+func (ob *Observer) jobCopyState(ctx context.Context, remote *cluster.Remote, wl *kueue.Workload, job workload.Job, rs *plan.Remote, seen *expect.Seen) error {
+	now := ob.Now()
+	copy := &unstructured.Unstructured{}
+	copy.SetGroupVersionKind(job.Adapter.GVK())
+	err := remote.Client.Get(ctx, client.ObjectKey{Namespace: wl.Namespace, Name: job.Name}, copy)
+	switch {
+	case apierrors.IsNotFound(err):
+		rem, err := ob.remnantLeft(ctx, remote, wl.Namespace, job.Name, seen)
+		if err != nil {
+			return err
+		}
+		rs.OldJob, rs.Remnant, rs.RemnantUnknown, rs.Held = rem.left, rem.left, rem.unknown, rem.held
+		rs.UnseenJob = ob.createdLately(remote.Name, job.Adapter.GVK(), wl.UID, now)
+		return nil
+	case err != nil:
+		return err
+	case ob.Expectations.IsDeleted(copy.GetUID(), now):
+		// Deleted, with its pods first where the kind allows: until it
+		// (and, if not, what runs its pods, noted by deleteCopies) is gone
+		// they may run.
+		rs.OldJob = true
+	case !workload.JobCopyOf(copy, wl) || workload.OfEarlierAdmission(copy, wl):
+		// A copy made for another Workload of a job of the same name, or
+		// for an admission before the last eviction.
+		rs.Stale, rs.OldJob = true, true
+	default:
+		// A copy someone else is deleting still says how the job ended.
+		rs.OldJob = copy.GetDeletionTimestamp() != nil
+		if n, ok := expect.NewRemnant(remote.Name, job.Adapter, copy); rs.OldJob && ok {
+			seen.Deleting = append(seen.Deleting, n)
+		}
+		rs.HasJob, rs.JobCopy = true, copy
+		rs.JobOutcome = job.Adapter.Outcome(copy)
+		rs.FinalMirrored = ob.Expectations.IsMirrored(copy.GetUID(), now)
+		if job.Obj != nil {
+			patch, err := job.Adapter.StatusPatch(job.Obj, copy)
+			rs.JobMirrored = err == nil && patch == nil
+		}
+	}
+	if rs.OldJob {
+		rs.Held = heldBy(copy.GetKind(), copy)
+	}
+	return nil
 }
 
 // heldBy names the finalizers that hold obj, of kind, while it is being
