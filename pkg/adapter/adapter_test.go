@@ -407,7 +407,7 @@ func TestClearActivityPatch(t *testing.T) {
 			job:  obj("trainer.kubeflow.org/v1alpha1", "TrainJob", map[string]any{"jobsStatus": []any{map[string]any{"name": "node", "active": int64(1)}}}),
 			want: `{"status":null}`,
 		},
-		"TrainJob that ended: its final job counts stay (found by the soak: a worker lost after the job completed)": {
+		"TrainJob that ended: its final job counts stay (a worker lost after the job completed)": {
 			a: NewTrainJob(),
 			job: obj("trainer.kubeflow.org/v1alpha1", "TrainJob", map[string]any{
 				"jobsStatus": []any{map[string]any{"name": "node", "active": int64(0), "succeeded": int64(1)}},

@@ -317,7 +317,7 @@ func objectFor(opts *Options, gvk schema.GroupVersionKind) client.Object {
 // informers synced, the objects already on a worker that comes back (the
 // copies of a job dispatched elsewhere while it was lost) would bring their
 // passes while it still counted as out of reach, and nothing would bring
-// them again until the next sweep (soak.md, finding 21). An informer
+// them again until the next sweep. An informer
 // replays what it holds to a handler added late, under the same lock as
 // its later changes, so no change is missed.
 func (r *Remote) forwardChanges(onChange func(string, client.Object, client.Object, bool)) error {

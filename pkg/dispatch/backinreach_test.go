@@ -17,11 +17,11 @@ import (
 	trainertesting "github.com/courierdev/courier/pkg/testing/trainer"
 )
 
-// Found by the soak: a job whose worker w1 was lost was admitted again and
-// placed on w2; w1 came back while that pass ran, still running the
-// earlier copy, and the job was created on w2 all the same: it ran on both
-// for two seconds. A worker back in reach before the job is created holds
-// the job back, and the next passes wait for its earlier copy to go.
+// A job whose worker w1 was lost is admitted again and placed on w2; w1
+// comes back while that pass runs, still running the earlier copy. Created
+// on w2 all the same, the job would run on both: a worker back in reach
+// before the job is created holds the job back, and the next passes wait
+// for its earlier copy to go.
 func TestAWorkerBackInReachHoldsTheJobBack(t *testing.T) {
 	wl := managerWl().Evicted("WorkerLost", 1).Nominated("w2").Check(check, kueue.CheckStatePending, "").Obj()
 	old := jobCopy(t, trainertesting.MakeTrainJob("tj", ns))
@@ -68,12 +68,12 @@ func expectCheck(t *testing.T, manager client.Client, wl *kueue.Workload, state 
 	}
 }
 
-// Found by the soak (docs/soak.md, finding 18): w1's API server had just
-// come back, and its informer of jobs was still starting its watch again
-// when Courier created the job copy there; w1 then evicted the workload,
-// and the next passes, finding no job copy on w1, deleted the Workload copy
-// only and dispatched the job to w2 while w1 ran it. A job copy Courier
-// created moments ago counts until the informer shows it.
+// w1's API server has just come back, and its informer of jobs is still
+// starting its watch again when Courier creates the job copy there; w1
+// then evicts the workload. Passes that find no job copy on w1 must not
+// delete the Workload copy only and dispatch the job to w2 while w1 runs
+// it: a job copy Courier created moments ago counts until the informer
+// shows it.
 func TestAJobCopyTheInformerHasNotShownHoldsTheJobBack(t *testing.T) {
 	wl := managerWl().Evicted("RemoteEvicted", 1).Nominated("w2").Check(check, kueue.CheckStatePending, "").
 		Annotation(courier.PlacementAnnotation, `{"cluster":"w1","evictions":0}`).Obj()

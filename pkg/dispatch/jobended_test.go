@@ -1,8 +1,7 @@
 package dispatch
 
 // Passes on a Workload whose manager job already shows its end, mirrored
-// from a worker's copy, before Kueue finished the Workload. Found by the
-// soak (docs/soak.md, finding 23).
+// from a worker's copy, before Kueue finished the Workload.
 
 import (
 	"context"

@@ -55,8 +55,8 @@ func TestAPassOnAVersionCourierWroteOverWritesNothing(t *testing.T) {
 
 // Courier gave the job's worker up (its check in Retry) while the manager's
 // Workload informer had stopped delivering: the manager's API server had
-// restarted, and its reflector listed again only 50 s later (the soak,
-// finding 23). The worker came back meanwhile with the job's copy finished.
+// restarted, and its reflector listed again only 50 s later. The worker
+// came back meanwhile with the job's copy finished.
 // A pass on the version Courier wrote over must not carry that placement
 // through, mirroring the copy's end onto the job Kueue is about to admit
 // again, however long the cache stays behind.

@@ -24,8 +24,7 @@ import (
 // The worker BestFit picks first has its Kueue down: its admission webhook
 // cannot be called, and every create of a Workload copy there fails. The
 // job goes to the other worker at once, and no event says it was copied
-// where it was not. Found by the soak (docs/soak.md, finding 25): every
-// job that chose the worker waited, retried there alone.
+// where it was not, rather than wait, retried there alone.
 func TestAWorkerThatFailsCreatesIsPassedOver(t *testing.T) {
 	wl := managerWl().Check(check, kueue.CheckStatePending, "").Obj()
 	manager := fakeClient(interceptor.Funcs{}, managerObjects(wl, trainJob().Obj())...)
@@ -54,10 +53,10 @@ func TestAWorkerThatFailsCreatesIsPassedOver(t *testing.T) {
 }
 
 // A worker that failed a create is passed over by the other jobs of the
-// namespace, without a create each: BestFit ranked the worker whose Kueue
-// was down first, and every new job failed a create there before it went
-// elsewhere (docs/soak.md, finding 26). Jobs of another namespace still
-// try it, and the namespace's do again once the pass-over (30 s) is over.
+// namespace, without a create each: BestFit ranks the worker whose Kueue
+// is down first, and every new job would fail a create there before it
+// went elsewhere. Jobs of another namespace still try it, and the
+// namespace's do again once the pass-over (30 s) is over.
 func TestAWorkerThatFailsCreatesIsPassedOverByTheNamespace(t *testing.T) {
 	jobs := map[string]string{"a": ns, "b": ns, "c": "team-b", "d": ns}
 	var objs []client.Object

@@ -3,8 +3,7 @@
 // controller-runtime gives every reconcile a logger with the controller,
 // the object and a reconcile ID, and zap encodes those values as soon as
 // they are added. Courier writes nothing in most passes at its default
-// verbosity, so that encoding was work for nothing: 2.5% of what Courier
-// allocated in a benchmark run (docs/performance-log.md). A Sink keeps the
+// verbosity, so that encoding would be work for nothing. A Sink keeps the
 // values and hands them to the logger it wraps only when an entry is
 // written.
 package lazylog

@@ -71,7 +71,6 @@ func (a *Actor) createWorkloadCopy(ctx context.Context, c string, wl *kueue.Work
 	case isWorkerFault(err):
 		// Retrying there alone would hold every job that chose the worker
 		// for as long as it lasts; another worker may take them meanwhile.
-		// Found by the soak (docs/soak.md, finding 25).
 		until := a.Now().Add(failedSkip)
 		a.Expectations.Failing(expect.NamespaceKey{Cluster: c, Namespace: wl.Namespace}, expect.Note{Reason: fmt.Sprintf("failed to create Workload %s/%s; passed over until %s",
 			wl.Namespace, wl.Name, until.UTC().Format(time.TimeOnly)), Until: until}, a.Now())

@@ -5,13 +5,8 @@ import (
 )
 
 // onEach runs f for every cluster at once and returns the results in the
-// clusters' order. Each worker has its own connection and rate limits, so
-// a pass that writes to several waits for the slowest, not for the sum:
-// under an AllAtOnce policy of ten workers, the pass that nominates a
-// workload creates ten copies and the one that dispatches it deletes nine,
-// and a Workload deleted on the manager is looked for on every worker.
-// Passes that took the sum held a dispatch worker for as many round trips,
-// longer still whenever the API servers slowed.
+// clusters' order: each worker has its own connection and rate limits, so
+// a pass that writes to several waits for the slowest, not for the sum.
 func onEach[T any](clusters []string, f func(c string) T) []T {
 	out := make([]T, len(clusters))
 	if len(clusters) == 1 {

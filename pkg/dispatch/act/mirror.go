@@ -101,8 +101,8 @@ func (a *Actor) mirror(ctx context.Context, job workload.Job, copy *unstructured
 
 // clearActivity removes the manager job's mirrored activity. The patch is
 // decided on the cached job, and guarded by its version: from a cache
-// behind a final status it would strip the final counts. The soak saw
-// manager TrainJobs left "Complete" without their jobsStatus.
+// behind a final status it would strip the final counts, leaving a job
+// Complete without them (TestClearingActivityKeepsAFinalStatusTheCacheHasNotShown).
 func (a *Actor) clearActivity(ctx context.Context, job workload.Job) error {
 	data, err := job.Adapter.ClearActivityPatch(job.Obj)
 	if err != nil || data == nil {

@@ -26,8 +26,7 @@ import (
 func (ob *Observer) workerClusters(ctx context.Context) (map[string]*courier.WorkerCluster, error) {
 	list := &courier.WorkerClusterList{}
 	// Every pass reads them and none writes them: the cache's own objects,
-	// not copies (their status, with the workers' capacity, made a copy
-	// per pass 2% of what Courier allocated). Nothing may change them.
+	// not copies of their large status. Nothing may change them.
 	if err := ob.Client.List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, fmt.Errorf("listing WorkerClusters: %w", err)
 	}

@@ -54,9 +54,9 @@ func TestPlanEnds(t *testing.T) {
 				Check: pendingCheck, Health: connected},
 			want: Plan{Status: &StatusChange{State: kueue.CheckStateReady, Message: "The workload finished."}},
 		},
-		// Soak finding 23: a worker counted lost came back with a copy that
-		// had run to its end; its final status reached the manager's job,
-		// and a pass before Kueue finished the Workload dispatched it again.
+		// A worker counted lost comes back with a copy that ran to its end;
+		// its final status reaches the manager's job, and a pass before
+		// Kueue finishes the Workload must not dispatch it again.
 		"the manager's job ended, the Workload not finished yet: finished with the job's outcome, not dispatched again": {
 			o: Observed{Workload: local().Nominated("a", "b").Obj(), Check: pendingCheck, Candidates: both, Health: connected, Now: now,
 				JobEnd:  adapter.Outcome{Finished: true, Message: "Job completed"},

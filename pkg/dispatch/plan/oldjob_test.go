@@ -9,13 +9,10 @@ import (
 	kueuetesting "github.com/courierdev/courier/pkg/testing/kueue"
 )
 
-// A deleted job copy whose pods still run, found by the soak
-// (docs/soak.md, finding 9): a worker's controllers died while its API
-// server was paused; Courier deleted its copies on its return and, counting
-// them gone once the API server took the delete, dispatched the jobs
-// elsewhere while the old pods, never collected, started. A job copy now
-// counts until it has disappeared, which, deleted in the foreground, is
-// after its pods.
+// A deleted job copy whose pods may still run: a worker whose controllers
+// died takes Courier's delete, but never collects the old pods, which
+// would start beside the job dispatched elsewhere. A job copy counts until
+// it has disappeared, which, deleted in the foreground, is after its pods.
 func TestPlanWaitsForOldJobCopies(t *testing.T) {
 	earlier := func() *kueuetesting.WorkloadWrapper { return local().Evicted("Preempted", 1) }
 	waiting := `Waiting for worker "a" to delete an earlier copy of the job and its pods before dispatching again.`
@@ -61,9 +58,8 @@ func TestPlanWaitsForOldJobCopies(t *testing.T) {
 			want: Plan{Delete: []string{"a"}, Record: &workload.Placement{Cluster: "b"}, CreateJob: "b", Unreached: []string{"a"},
 				Status: dispatched("b"), Events: []Event{dispatchedEvent("b")}},
 		},
-		// Found by the soak: worker-2, lost, came back after the job was
-		// placed on worker-3 and before its copy was created there, with
-		// the earlier copy still running.
+		// A lost worker came back after the job was placed on another and
+		// before its copy was created there, with the earlier copy running.
 		"placed elsewhere while a worker was out of reach, which came back holding an old job copy: the job waits": {
 			o: Observed{Workload: local().Nominated("b").Obj(), Check: pendingCheck, Placement: &workload.Placement{Cluster: "b"}, Health: connected,
 				Remotes: map[string]Remote{"a": {OldJob: true}, "b": {Workload: copyOf().Admit(t0).Obj()}}},

@@ -83,8 +83,7 @@ func planEnded(o Observed) Plan {
 // status is mirrored onto it, which the job's API would refuse for ever.
 // The placed worker's ended copy carries the placement through as usual;
 // otherwise the Workload finishes with the job's outcome, and every copy
-// goes, stopping a run that should not be. Found by the soak (docs/soak.md,
-// finding 23).
+// goes, stopping a run that should not be.
 func planJobEnded(o Observed) Plan {
 	wl := o.Workload
 	if c := LivePlacement(o); c != "" && endedOn(o.Remotes[c]) {

@@ -13,10 +13,10 @@ import (
 	"github.com/courierdev/courier/pkg/adapter"
 )
 
-// A copy deleted on the worker behind Courier's back, found by the soak
-// (docs/soak.md, remote-delete): the worker's Kueue finished its Workload
-// with OwnerNotFound, which Courier took for the job's end and mirrored,
-// so the manager's job stayed Running under a Finished Workload.
+// A copy deleted on the worker behind Courier's back: the worker's Kueue
+// finishes its Workload with OwnerNotFound, which is not the job's end; were
+// it mirrored, the manager's job would stay Running under a Finished
+// Workload.
 func TestPlanPlacedCopyDeletedOnWorker(t *testing.T) {
 	placed := local().ClusterName("a").Obj()
 	ownerGone := copyOf().Admit(t0).Condition(kueue.WorkloadFinished, metav1.ConditionTrue, kueue.WorkloadFinishedReasonOwnerNotFound, t0).Obj()

@@ -141,8 +141,8 @@ func TestPlanPlaced(t *testing.T) {
 					Condition(kueue.WorkloadEvicted, metav1.ConditionTrue, "Preempted", t0).Obj()}}},
 			want: retry("RemoteEvicted", `Worker "a" evicted the workload (Preempted: Preempted); dispatching the workload again.`),
 		},
-		// Seen in a soak: the worker deactivated the Workload after its job
-		// had ended but before its Kueue finished the Workload.
+		// The worker deactivates the Workload after its job ended but
+		// before its Kueue finished the Workload.
 		"the worker evicted it after the job ended: finished, not dispatched again": {
 			o: Observed{Workload: placed().Obj(), Check: readyCheck, Placement: &workload.Placement{Cluster: "a"}, Health: connected,
 				Remotes: map[string]Remote{"a": {HasJob: true, JobMirrored: true, JobOutcome: adapter.Outcome{Finished: true, Message: "done"},
