@@ -256,3 +256,13 @@ func jobObject(a adapter.Adapter) client.Object {
 	u.SetGroupVersionKind(a.GVK())
 	return u
 }
+
+// waitsForAdmission reports whether a manager Workload waits for a
+// nominated worker to admit it: not placed, not being deleted, and with
+// copies on the workers nominated.
+func waitsForAdmission(wl *kueue.Workload) bool {
+	if _, placed := wl.Annotations[courier.PlacementAnnotation]; placed || wl.Status.ClusterName != nil || wl.DeletionTimestamp != nil {
+		return false
+	}
+	return len(wl.Status.NominatedClusterNames) > 0
+}

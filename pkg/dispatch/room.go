@@ -12,7 +12,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
-	courier "github.com/courierdev/courier/api/v1alpha1"
 	"github.com/courierdev/courier/pkg/dispatch/workload"
 	"github.com/courierdev/courier/pkg/placement"
 )
@@ -66,16 +65,6 @@ func (r *Reconciler) OnRoom(cluster string) {
 	for i, key := range first(waiting, roomWakeLimit) {
 		r.enqueue(remoteChange{key: key, after: time.Duration(i) * roomWakeStagger})
 	}
-}
-
-// waitsForAdmission reports whether a manager Workload waits for a
-// nominated worker to admit it: not placed, not being deleted, and with
-// copies on the workers nominated.
-func waitsForAdmission(wl *kueue.Workload) bool {
-	if _, placed := wl.Annotations[courier.PlacementAnnotation]; placed || wl.Status.ClusterName != nil || wl.DeletionTimestamp != nil {
-		return false
-	}
-	return len(wl.Status.NominatedClusterNames) > 0
 }
 
 // waiter is a workload waiting for a worker, its priority, and since when.

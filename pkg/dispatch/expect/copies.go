@@ -9,21 +9,6 @@ import (
 	"github.com/courierdev/courier/pkg/placement"
 )
 
-// CopyKey names one copy Courier creates: on a worker, of a kind, for a
-// manager Workload.
-type CopyKey struct {
-	Cluster, Kind string
-	Workload      types.UID
-}
-
-// Created is a copy Courier created: its UID and the resourceVersion its
-// create returned.
-type Created struct {
-	UID     types.UID
-	Version string
-	At      time.Time
-}
-
 // Created records a copy Courier created. Until the worker's informer
 // delivers it, a pass would see none there.
 func (e *Expectations) Created(key CopyKey, uid types.UID, version string, now time.Time) {
@@ -80,14 +65,6 @@ func (e *Expectations) Mirrored(uid types.UID, now time.Time) {
 // worker again.
 func (e *Expectations) IsMirrored(uid types.UID, now time.Time) bool {
 	return e.mirrored.has(uid, now)
-}
-
-// Demand is what a Workload copy asks of its worker's quota: its pod sets,
-// from one LocalQueue (namespace/name); only copies to the same LocalQueue
-// draw from the same ClusterQueue for sure.
-type Demand struct {
-	Queue   string
-	PodSets []placement.PodSet
 }
 
 // Assume counts the copy of Workload wl just created on cluster as demand

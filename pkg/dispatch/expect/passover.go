@@ -7,12 +7,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 )
 
-// Note says why a worker is passed over, in a few words, and until when.
-type Note struct {
-	Reason string
-	Until  time.Time
-}
-
 // inForce reports whether the note still holds at now: up to and
 // including Until.
 func (n Note) inForce(now time.Time) bool { return !now.After(n.Until) }
@@ -46,9 +40,6 @@ func (e *Expectations) PassedOver(wl types.UID, now time.Time) map[string]Note {
 	}
 	return out
 }
-
-// NamespaceKey names a worker and a namespace.
-type NamespaceKey struct{ Cluster, Namespace string }
 
 // Failing passes a worker over for every job of a namespace until n.Until:
 // a create there failed with a server error of the worker's own (its

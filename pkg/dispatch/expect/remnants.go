@@ -4,21 +4,10 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/courierdev/courier/pkg/adapter"
 )
-
-// RemnantKey names a deleted job copy: its worker, namespace and name.
-type RemnantKey struct{ Cluster, Namespace, Name string }
-
-// Remnant is the dependent that ran a deleted job copy's pods (a
-// TrainJob's JobSet): its kind, and the UID of the copy that controls it.
-type Remnant struct {
-	Owner  types.UID
-	Runner schema.GroupVersionKind
-}
 
 // Remnant records a job copy deleted in the background whose runner may
 // outlive it: on a worker whose controllers are down, the runner and its

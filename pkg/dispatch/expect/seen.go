@@ -23,25 +23,6 @@ type Seen struct {
 	Rounds *Rounds
 }
 
-// Assumption names a Workload copy assumed on a worker.
-type Assumption struct {
-	Cluster  string
-	Workload types.UID
-}
-
-// RemnantNote is a remnant under its key.
-type RemnantNote struct {
-	Key     RemnantKey
-	Remnant Remnant
-}
-
-// Rounds starts Workload's rounds at At, or ends them if End.
-type Rounds struct {
-	Workload types.UID
-	At       time.Time
-	End      bool
-}
-
 // Settle records what a pass saw.
 func (e *Expectations) Settle(s Seen, now time.Time) {
 	for _, uid := range s.CaughtUp {

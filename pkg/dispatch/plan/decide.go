@@ -1,27 +1,17 @@
+// Package plan decides, for one manager Workload, the next step of its
+// dispatch: a pure function (Decide) of what the observe step read, with
+// the placement planner (pkg/placement) choosing among the candidates. It
+// reads no cluster and writes nothing; the act step carries its Plan out.
 package plan
 
 import (
 	"slices"
 	"time"
 
-	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
 	"github.com/courierdev/courier/pkg/placement"
 )
-
-// requeueSoon is when to look again at state that is about to change.
-const requeueSoon = time.Second
-
-// remnantRecheck is how often a pass looks again for a remnant: it is not
-// in the workers' informers, so no event says it went.
-const remnantRecheck = 5 * time.Second
-
-// unseenCopyRecheck is how long a copy Courier created counts as there
-// while its worker's informer does not show it (expect.CreatedTTL): a pass
-// that waits for one looks again then, in case it is gone.
-const unseenCopyRecheck = 30 * time.Second
 
 // Decide decides the next step for one manager Workload. The job is placed
 // on exactly one worker per admission, and the choice is recorded before
@@ -107,27 +97,6 @@ func planFor(o Observed) Plan {
 	return planUnplaced(o)
 }
 
-// WaitsForWorker reports whether the workload is admitted on the manager,
-// not placed for this admission, and may be: only then does placement
-// need the candidates.
-func WaitsForWorker(o Observed) bool {
-	wl := o.Workload
-	return isTrue(wl.Status.Conditions, kueue.WorkloadQuotaReserved) && !isTrue(wl.Status.Conditions, kueue.WorkloadEvicted) &&
-		!isTrue(wl.Status.Conditions, kueue.WorkloadFinished) && isActive(wl) && !o.JobMissing && LivePlacement(o) == ""
-}
-
-// LivePlacement returns the worker the job is placed on for the current
-// admission, or "".
-func LivePlacement(o Observed) string {
-	if p := o.Placement; p != nil && p.Evictions == o.Evictions {
-		return p.Cluster
-	}
-	if o.Placement == nil && o.Workload.Status.ClusterName != nil {
-		return *o.Workload.Status.ClusterName
-	}
-	return ""
-}
-
 // recheck is when a pass must look again whatever it does: when the first
 // pass-over in force ends, since nothing else announces that a worker may
 // be used again, and soon while a job copy Courier created elsewhere has
@@ -143,12 +112,3 @@ func recheck(o Observed) time.Duration {
 	}
 	return out
 }
-
-// isTrue reports whether a condition of the type is True.
-func isTrue(conds []metav1.Condition, t string) bool { return meta.IsStatusConditionTrue(conds, t) }
-
-func findCondition(conds []metav1.Condition, t string) *metav1.Condition {
-	return meta.FindStatusCondition(conds, t)
-}
-
-func isActive(wl *kueue.Workload) bool { return wl.Spec.Active == nil || *wl.Spec.Active }

@@ -10,7 +10,6 @@ import (
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
 	courier "github.com/courierdev/courier/api/v1alpha1"
-	"github.com/courierdev/courier/pkg/adapter"
 )
 
 // planFinished: the final job status is mirrored from the placed worker
@@ -46,17 +45,6 @@ func planFinished(o Observed) Plan {
 	}
 	return p
 }
-
-// leaving reports whether a worker's Workload copy is going, or no longer
-// holds its quota there: evicted, not reserving quota, or being deleted.
-func leaving(wl *kueue.Workload) bool {
-	ev := findCondition(wl.Status.Conditions, kueue.WorkloadEvicted)
-	return wl.DeletionTimestamp != nil || (ev != nil && ev.Status == metav1.ConditionTrue) || !isTrue(wl.Status.Conditions, kueue.WorkloadQuotaReserved)
-}
-
-// finishedOn is the check message, and the start of the Finished event,
-// of a Workload that finished on worker c.
-func finishedOn(c string) string { return fmt.Sprintf("The workload finished on worker %q.", c) }
 
 // planEnded: the manager evicted or deactivated the Workload, released its
 // quota, or deleted its job. Every copy Courier can reach goes; those on a
@@ -98,23 +86,6 @@ func planJobEnded(o Observed) Plan {
 		p.Status.State, p.Status.Message = "", ""
 	}
 	return p
-}
-
-// endedOn reports whether a worker's copies show the job's end: its job
-// copy, or its Workload copy, which the worker's Kueue finishes once it saw
-// the job's end.
-func endedOn(r Remote) bool {
-	return (r.HasJob && r.JobOutcome.Finished) || (r.Workload != nil && isTrue(r.Workload.Status.Conditions, kueue.WorkloadFinished))
-}
-
-// copiesGone reports whether worker c is known to hold no copy of the
-// Workload: connected and holding none, or lost for workerLostTimeout.
-func copiesGone(o Observed, c string) bool {
-	h := o.Health[c]
-	if h.Connected {
-		return !o.Remotes[c].holdsCopies()
-	}
-	return h.LostSince != nil && o.Now.Sub(h.LostSince.Time) >= o.WorkerLostTimeout
 }
 
 // planPlaced carries a placement on worker c through: copies elsewhere go;
@@ -168,20 +139,6 @@ func planPlaced(o Observed, c string) Plan {
 		return p
 	}
 	return planRunning(o, p, c)
-}
-
-// retryElsewhere gives the placed worker up: the check goes Retry, so that
-// Kueue evicts the workload and Courier dispatches it again. Without a
-// check Courier can write there is nothing to say it on.
-func retryElsewhere(o Observed, p Plan, reason, msg string) Plan {
-	if !o.HasCheck {
-		return p
-	}
-	wl := o.Workload
-	p.Status = &StatusChange{State: kueue.CheckStateRetry, Message: msg,
-		ClusterName: wl.Status.ClusterName, Nominated: wl.Status.NominatedClusterNames}
-	p.Events = append(p.Events, Event{Type: "Warning", Reason: reason, Message: msg})
-	return p
 }
 
 // placedEnd is the True Finished condition the placed worker's copies
@@ -307,37 +264,6 @@ func planRunning(o Observed, p Plan, c string) Plan {
 	return p
 }
 
-// copyEndedMsg is the Finished message of a job copy whose ending says
-// nothing, its Workload on the worker gone.
-const copyEndedMsg = "The job ended; its Workload on the worker was removed."
-
-// outcomeCondition is the Finished condition a job's own ending gives,
-// with message when the ending says nothing.
-func outcomeCondition(out adapter.Outcome, message string) *metav1.Condition {
-	c := &metav1.Condition{Type: kueue.WorkloadFinished, Status: metav1.ConditionTrue, Reason: kueue.WorkloadFinishedReasonSucceeded, Message: out.Message}
-	if out.Failed {
-		c.Reason = kueue.WorkloadFinishedReasonFailed
-	}
-	if c.Message == "" {
-		c.Message = message
-	}
-	return c
-}
-
-// placedNotes are what the check message of a placed workload reports
-// besides where it runs, each with the event that announces it.
-func placedNotes(o Observed) []Event {
-	var notes []Event
-	if o.Rejection != "" {
-		notes = append(notes, Event{Type: "Warning", Reason: courier.EventNotForwarded,
-			Message: truncate("The job changed after dispatch in a way its worker would refuse; the running copy is kept as it was: "+o.Rejection, maxNoteLength)})
-	}
-	if o.CheckMissing != "" {
-		notes = append(notes, Event{Type: "Warning", Reason: courier.EventCheckMissing, Message: o.CheckMissing})
-	}
-	return notes
-}
-
 // planEarlierPlacement: the Workload was evicted and admitted again since
 // Courier placed it. The earlier copies must be gone before the job goes
 // anywhere: removed where Courier can reach them, or left to the lost-
@@ -362,29 +288,6 @@ func planEarlierPlacement(o Observed) Plan {
 		p.RequeueAfter = o.WorkerLostTimeout - o.Now.Sub(h.LostSince.Time)
 	}
 	return p
-}
-
-// withCopies lists, in order, the clusters holding a copy, except keep.
-func withCopies(remotes map[string]Remote, keep string) []string {
-	var out []string
-	for cluster, r := range remotes {
-		if (cluster != keep && r.holdsCopies()) || r.Stale {
-			out = append(out, cluster)
-		}
-	}
-	slices.Sort(out)
-	return out
-}
-
-// maxNoteLength bounds what a check message repeats of a longer text; the
-// event carries the same words.
-const maxNoteLength = 1024
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n-3] + "..."
 }
 
 // refusedBeforeRunning reports whether the worker the job is placed on

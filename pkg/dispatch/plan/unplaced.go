@@ -67,55 +67,6 @@ func planUnplaced(o Observed) Plan {
 	return planNominate(o)
 }
 
-// heldNote is what a waiting message adds about an old job copy, or the
-// remnant of a deleted one, that finalizers hold, or "".
-func heldNote(r Remote) string {
-	if r.Held == "" {
-		return ""
-	}
-	return " " + r.Held + "; if no controller on the worker removes them, remove them there by hand."
-}
-
-// waitingForOldJob is the check message while worker c deletes an earlier
-// copy of the job.
-func waitingForOldJob(o Observed, c string) string {
-	if why := o.Remotes[c].RemnantUnknown; why != "" {
-		return fmt.Sprintf("Waiting for worker %q to delete what ran an earlier copy of the job before dispatching again: %s.", c, why)
-	}
-	return fmt.Sprintf("Waiting for worker %q to delete an earlier copy of the job and its pods before dispatching again.", c) + heldNote(o.Remotes[c])
-}
-
-// oldJobOn names the first connected worker but except that still holds a
-// job copy that is being deleted or is not this admission's, or "". Its
-// pods may run until it is gone, so the job goes nowhere before then; a
-// worker out of reach is left to the lost-worker policy.
-func oldJobOn(o Observed, except string) string {
-	var on []string
-	for cluster, r := range o.Remotes {
-		if r.OldJob && o.Health[cluster].Connected && cluster != except {
-			on = append(on, cluster)
-		}
-	}
-	if len(on) == 0 {
-		return ""
-	}
-	return slices.Min(on)
-}
-
-// endAttempt ends this dispatch attempt: every copy goes and the check turns
-// Rejected or Retry, with a warning saying why. Without a check Courier can
-// write there is nothing to say it on, and nothing is done.
-func endAttempt(o Observed, state kueue.CheckState, reason, msg string) Plan {
-	if !o.HasCheck {
-		return Plan{}
-	}
-	return Plan{
-		Delete: withCopies(o.Remotes, ""),
-		Status: &StatusChange{State: state, Message: msg},
-		Events: []Event{{Type: "Warning", Reason: reason, Message: msg}},
-	}
-}
-
 // refusedEverywhere says why, when every candidate refuses the job as it
 // is, and "" otherwise.
 func refusedEverywhere(candidates []Candidate) string {
@@ -278,29 +229,6 @@ func nominatedNow(o Observed) []string {
 		return nil
 	}
 	return o.Decision.Nominate
-}
-
-// soonest is the shorter of the durations that are set.
-func soonest(ds ...time.Duration) time.Duration {
-	var out time.Duration
-	for _, d := range ds {
-		if d > 0 && (out == 0 || d < out) {
-			out = d
-		}
-	}
-	return out
-}
-
-// pending keeps the check Pending with msg and the nomination, writing
-// only what changed.
-func pending(o Observed, msg string, nominated []string, events ...Event) Plan {
-	if !o.HasCheck || (o.Check.State == kueue.CheckStatePending && o.Check.Message == msg && slices.Equal(o.Workload.Status.NominatedClusterNames, nominated)) {
-		return Plan{}
-	}
-	return Plan{
-		Status: &StatusChange{State: kueue.CheckStatePending, Message: msg, Nominated: nominated},
-		Events: events,
-	}
 }
 
 // firstAdmitted returns the connected, usable cluster whose copy was

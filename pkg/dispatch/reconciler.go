@@ -1,0 +1,90 @@
+package dispatch
+
+import (
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/tools/events"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+
+	"github.com/courierdev/courier/pkg/adapter"
+	"github.com/courierdev/courier/pkg/cluster"
+	"github.com/courierdev/courier/pkg/dispatch/act"
+	"github.com/courierdev/courier/pkg/dispatch/expect"
+	"github.com/courierdev/courier/pkg/dispatch/observe"
+	"github.com/courierdev/courier/pkg/placement"
+)
+
+// Options configure the dispatcher.
+type Options struct {
+	Origin            string
+	WorkerLostTimeout time.Duration
+	GCInterval        time.Duration
+	// Concurrency is how many Workloads are reconciled at once.
+	Concurrency int
+	// StatusMirrorDelay is how long the pass a job copy's status change
+	// brings may wait, so that a burst of changes is mirrored in one write
+	// (see statusWait).
+	StatusMirrorDelay time.Duration
+	// Adapters handle the job kinds Courier dispatches.
+	Adapters []adapter.Adapter
+	// UnservedKinds are configured kinds the manager does not serve; the
+	// AdmissionChecks report them.
+	UnservedKinds []string
+	// StatusInObject are served kinds without a status subresource, whose
+	// mirrored status is patched into the object itself.
+	StatusInObject []schema.GroupVersionKind
+}
+
+// Reconciler dispatches manager Workloads: it wires the observe, plan and
+// act steps of a pass (see Reconcile) to the manager's and the workers'
+// events.
+type Reconciler struct {
+	client   client.Client
+	remotes  cluster.Connections
+	opts     Options
+	adapters map[schema.GroupKind]adapter.Adapter
+	now      func() time.Time
+	// exp is what Courier did that its caches may not show yet; observer
+	// reads it, actor writes it.
+	exp      *expect.Expectations
+	observer *observe.Observer
+	actor    *act.Actor
+	// policies holds the DispatchPolicies' compiled CEL.
+	policies *placement.Cache
+	// remote carries workers' object changes and garbage-collection sweeps
+	// into the controller as Workload keys; stopped closes when the manager
+	// stops, so that no sender waits on it for ever.
+	remote  chan event.TypedGenericEvent[remoteChange]
+	stopped chan struct{}
+}
+
+// New returns a Reconciler over the manager client c and the workers'
+// connections; hand OnRemoteChange and OnRoom to the cluster cache.
+func New(c client.Client, remotes cluster.Connections, recorder events.EventRecorder, opts Options) *Reconciler {
+	if opts.Concurrency <= 0 {
+		opts.Concurrency = 1
+	}
+	r := &Reconciler{
+		client:   c,
+		remotes:  remotes,
+		opts:     opts,
+		adapters: map[schema.GroupKind]adapter.Adapter{},
+		now:      time.Now,
+		exp:      expect.New(),
+		policies: &placement.Cache{},
+		remote:   make(chan event.TypedGenericEvent[remoteChange], 4096),
+		stopped:  make(chan struct{}),
+	}
+	for _, a := range opts.Adapters {
+		r.adapters[a.GVK().GroupKind()] = a
+	}
+	// The steps read the clock through r.now, which tests set.
+	now := func() time.Time { return r.now() }
+	r.observer = &observe.Observer{Client: c, Remotes: remotes, Expectations: r.exp, Adapters: r.adapters, Policies: r.policies,
+		Origin: opts.Origin, WorkerLostTimeout: opts.WorkerLostTimeout, Now: now}
+	r.actor = &act.Actor{Client: c, Remotes: remotes, Expectations: r.exp, Recorder: recorder, Adapters: r.adapters,
+		AdapterList: opts.Adapters, Origin: opts.Origin, StatusInObject: opts.StatusInObject, Now: now}
+	return r
+}
