@@ -189,6 +189,11 @@ const (
 	// webhook it cannot call because the worker's Kueue or Trainer is
 	// down); that worker is passed over for a while.
 	EventCreateFailed = "CreateFailed"
+	// EventDeleteRefused: a worker refused to delete one of Courier's
+	// copies, or to release its finalizers (an admission policy there, say);
+	// Courier tries again with a growing backoff, and carries the rest of
+	// the pass out meanwhile.
+	EventDeleteRefused = "DeleteRefused"
 	// EventRemoteDeleted: Courier removed copies from workers. The copies
 	// that lose as a job is dispatched are named in the Dispatched event.
 	EventRemoteDeleted = "RemoteDeleted"

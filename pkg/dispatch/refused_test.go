@@ -117,3 +117,41 @@ func TestAWorkerThatFailsCreatesIsPassedOverByTheNamespace(t *testing.T) {
 		t.Errorf("CreateFailed events = %d, want 3: one per create tried", failed)
 	}
 }
+
+// A server error can follow a create that committed (etcd answered late,
+// say): the job copy is there, running, and must not be dropped for
+// another worker. It is read back and kept.
+func TestAJobCreateTheWorkerFailedButCommittedIsKept(t *testing.T) {
+	wl := managerWl().Nominated("w1").Check(check, kueue.CheckStatePending, "").Obj()
+	manager := fakeClient(interceptor.Funcs{}, managerObjects(wl, trainJob().Obj())...)
+	lateAnswer := interceptor.Funcs{Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+		if err := c.Create(ctx, obj, opts...); err != nil {
+			return err
+		}
+		if _, ok := obj.(*kueue.Workload); ok {
+			return nil
+		}
+		return apierrors.NewInternalError(errors.New("etcdserver: request timed out"))
+	}}
+	w1 := fakeClient(lateAnswer, workloadCopy(remoteCopy().Admit(t0)))
+	w2 := fakeClient(interceptor.Funcs{})
+	r := newReconciler(manager, fakeRemotes{"w1": newWorker("w1", w1, w1), "w2": newWorker("w2", w2, w2)})
+
+	reconcileOnce(t, r)
+	reconcileOnce(t, r)
+
+	expectJobOn(t, w1, true)
+	expectJobOn(t, w2, false)
+	got := &kueue.Workload{}
+	if err := manager.Get(context.Background(), client.ObjectKeyFromObject(wl), got); err != nil {
+		t.Fatal(err)
+	}
+	if c := findCheck(got, check); c.State != kueue.CheckStateReady || !strings.Contains(c.Message, `"w1"`) {
+		t.Errorf("check = %s %q, want Ready on w1", c.State, c.Message)
+	}
+	for recorded := r.actor.Recorder.(*events.FakeRecorder).Events; len(recorded) > 0; {
+		if e := <-recorded; strings.Contains(e, " CreateFailed ") {
+			t.Errorf("event %q for a create that committed", e)
+		}
+	}
+}

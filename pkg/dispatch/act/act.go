@@ -12,6 +12,7 @@ package act
 
 import (
 	"context"
+	"errors"
 
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
@@ -55,7 +56,7 @@ func (a *Actor) Act(ctx context.Context, in Input) (reconcile.Result, error) {
 		}
 	}
 	a.report(p, completed)
-	if err != nil {
+	if err = errors.Join(err, p.failed); err != nil {
 		return reconcile.Result{}, err
 	}
 	p.result.RequeueAfter = soonest(p.result.RequeueAfter, in.Plan.Recheck)

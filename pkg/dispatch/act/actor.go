@@ -95,6 +95,9 @@ type pass struct {
 	// jobEvents are recorded on the manager's job.
 	jobEvents []plan.Event
 	out       outcome
+	// failed is an error a step met that ends the pass in an error once
+	// the steps after it are done.
+	failed error
 }
 
 // step carries out one part of a plan. It returns done to end the pass

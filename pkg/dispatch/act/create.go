@@ -167,6 +167,14 @@ func (a *Actor) createJobCopy(ctx context.Context, remote *cluster.Remote, wl *k
 	case isRefused(err):
 		return false, a.refused(wl, c, copy.GetKind(), copy, err), nil
 	case isWorkerFault(err):
+		// A server error can follow a write that committed: the copy is
+		// read back, and one that may yet show counts as there a while.
+		if a.committed(ctx, remote, wl, copy) {
+			return true, nil, nil
+		}
+		if _, isJob := a.Adapters[copy.GroupVersionKind().GroupKind()]; isJob {
+			a.Expectations.Created(expect.CopyKey{Cluster: c, Kind: copy.GetKind(), Workload: wl.UID}, "", "", a.Now())
+		}
 		// The job never ran: it goes to another worker rather than wait,
 		// retried there alone, for as long as the failure lasts.
 		return false, a.skip(wl, c, failedSkip, courier.EventCreateFailed, "failed to create the "+copy.GetKind(),
@@ -232,4 +240,22 @@ func isNamespaceMissing(err error) bool {
 	}
 	d := status.Status().Details
 	return d != nil && d.Kind == "namespaces"
+}
+
+// committed reads back a copy whose create the worker failed with a server
+// error: one of Courier's, made for wl, is there, and copy takes its UID
+// and version. A worker that cannot tell either counts as not: the copy
+// still counts as there for a while (see expect.Created).
+func (a *Actor) committed(ctx context.Context, remote *cluster.Remote, wl *kueue.Workload, copy *unstructured.Unstructured) bool {
+	existing := &unstructured.Unstructured{}
+	existing.SetGroupVersionKind(copy.GroupVersionKind())
+	if err := remote.APIReader.Get(ctx, client.ObjectKeyFromObject(copy), existing); err != nil {
+		return false
+	}
+	if !workload.Owned(existing, a.Origin) || existing.GetAnnotations()[courier.ManagerUIDAnnotation] != string(wl.UID) {
+		return false
+	}
+	copy.SetUID(existing.GetUID())
+	copy.SetResourceVersion(existing.GetResourceVersion())
+	return true
 }

@@ -153,7 +153,7 @@ func (a *Actor) RemoveEverywhere(ctx context.Context, ns, name string) (reconcil
 	var result reconcile.Result
 	clusters := a.Remotes.Names()
 	for i, res := range a.deleteOn(ctx, clusters, ns, name, workload.Job{}) {
-		if isRetryable(res.err) {
+		if isStale(res.err) {
 			result.RequeueAfter = requeueSoon
 		} else if res.err != nil {
 			errs = append(errs, fmt.Errorf("deleting copies on %s: %w", clusters[i], res.err))

@@ -1,6 +1,8 @@
 package act
 
 import (
+	"errors"
+
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -43,9 +45,26 @@ func withRemoval(events []plan.Event, msg string) []plan.Event {
 	return append(events, plan.Event{Type: "Normal", Reason: courier.EventRemoteDeleted, Message: msg})
 }
 
-// isRetryable tells a write refused because Courier's view was out of
-// date (a conflict, or a JSON patch whose test no longer holds), which the
-// next plan, on fresh state, resolves.
-func isRetryable(err error) bool {
-	return apierrors.IsConflict(err) || apierrors.IsInvalid(err)
+// isStale tells a write refused because Courier's view was out of date (a
+// conflict, or a JSON patch whose test no longer holds), which the next
+// plan, on fresh state, resolves.
+func isStale(err error) bool {
+	if apierrors.IsConflict(err) {
+		return true
+	}
+	var status apierrors.APIStatus
+	if !apierrors.IsInvalid(err) || !errors.As(err, &status) {
+		return false
+	}
+	// The API server answers a JSON patch whose test fails with a bare
+	// 422 that names no object and no cause; a validation or admission
+	// policy names the object it refused.
+	d := status.Status().Details
+	return d == nil || (d.Kind == "" && d.Name == "" && len(d.Causes) == 0)
+}
+
+// isRefusal tells a write the worker refused as it is (its admission
+// webhooks or policies, its RBAC), which retrying at once will not change.
+func isRefusal(err error) bool {
+	return !isStale(err) && (apierrors.IsInvalid(err) || apierrors.IsForbidden(err) || apierrors.IsBadRequest(err))
 }

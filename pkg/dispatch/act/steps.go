@@ -182,8 +182,16 @@ func deleteCopiesStep(ctx context.Context, a *Actor, p *pass) (bool, error) {
 	for i, res := range a.deleteOn(ctx, p.Plan.Delete, p.wl.Namespace, p.wl.Name, p.Job) {
 		c := p.Plan.Delete[i]
 		switch {
-		case isRetryable(res.err):
+		case isStale(res.err):
 			retrySoon = true
+		case isRefusal(res.err):
+			// Retrying every second would not change the worker's mind:
+			// the pass goes on to the status, and ends in an error, whose
+			// backoff grows.
+			msg := truncate(fmt.Sprintf("Worker %q refused to delete the workload's copies: %v. They stay there; Courier tries again.", c, res.err), maxNoteLength)
+			p.events = append(p.events, plan.Event{Type: "Warning", Reason: courier.EventDeleteRefused, Message: msg, Cluster: c})
+			p.acted = append(p.acted, p.events[len(p.events)-1])
+			p.failed = errors.Join(p.failed, fmt.Errorf("deleting copies on %s: %w", c, res.err))
 		case res.err != nil:
 			errs = append(errs, fmt.Errorf("deleting copies on %s: %w", c, res.err))
 		case res.gone:

@@ -10,7 +10,9 @@ import (
 )
 
 // Created records a copy Courier created. Until the worker's informer
-// delivers it, a pass would see none there.
+// delivers it, a pass would see none there. A create whose outcome is
+// unknown (a server error that may follow a committed write) has no UID
+// and no version: it counts as there for CreatedTTL, and no longer.
 func (e *Expectations) Created(key CopyKey, uid types.UID, version string, now time.Time) {
 	e.created.put(key, Created{UID: uid, Version: version, At: now}, now)
 }

@@ -326,3 +326,18 @@ func TestNewRemnantSkipsFinishedCopies(t *testing.T) {
 		t.Errorf("a finished copy leaves a remnant: %+v", n)
 	}
 }
+
+// A create whose outcome the worker could not tell (a server error) counts
+// as there for CreatedTTL, in case it committed, and no longer.
+func TestAnUncertainCreateCountsForCreatedTTL(t *testing.T) {
+	key := CopyKey{Cluster: "w1", Kind: "TrainJob", Workload: "wl"}
+	e := New()
+	e.Created(key, "", "", t0)
+	reached := func(string) bool { return true }
+	for at, want := range map[time.Time]bool{t0.Add(time.Second): true, t0.Add(CreatedTTL): true, t0.Add(CreatedTTL + time.Second): false} {
+		c, ok := e.CreatedCopy(key, at)
+		if got := ok && e.StillUnseen(c, at, reached); got != want {
+			t.Errorf("at %s: still unseen = %v, want %v", at.Sub(t0), got, want)
+		}
+	}
+}

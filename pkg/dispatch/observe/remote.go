@@ -92,8 +92,13 @@ func (ob *Observer) jobCopyState(ctx context.Context, remote *cluster.Remote, wl
 		rs.OldJob = true
 	case !workload.JobCopyOf(copy, wl) || workload.OfEarlierAdmission(copy, wl):
 		// A copy made for another Workload of a job of the same name, or
-		// for an admission before the last eviction.
+		// for an admission before the last eviction, which may have run the
+		// job to its end before the eviction reached it.
 		rs.Stale, rs.OldJob = true, true
+		if out := job.Adapter.Outcome(copy); out.Finished && workload.JobCopyOf(copy, wl) {
+			rs.EarlierEnd, rs.JobCopy = &out, copy
+			rs.FinalMirrored = ob.Expectations.IsMirrored(copy.GetUID(), now)
+		}
 	default:
 		// A copy someone else is deleting still says how the job ended.
 		rs.OldJob = copy.GetDeletionTimestamp() != nil

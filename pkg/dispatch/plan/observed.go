@@ -109,6 +109,11 @@ type Remote struct {
 	FinalMirrored bool
 	// JobOutcome is how the job copy's status says it ended, if it did.
 	JobOutcome adapter.Outcome
+	// EarlierEnd is how a job copy an earlier admission of this Workload
+	// left there ended, if it did: it ran to its end before the manager's
+	// eviction, deactivation or preemption reached it. JobCopy is then that
+	// copy, and FinalMirrored says whether its status is on the manager.
+	EarlierEnd *adapter.Outcome
 	// Stale: a copy of an earlier manager Workload of the same name is
 	// there; it must go.
 	Stale bool

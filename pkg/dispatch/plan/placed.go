@@ -51,6 +51,9 @@ func planFinished(o Observed) Plan {
 // worker out of reach stay recorded in the placement, so that the job is
 // not dispatched again before they are gone or their worker is lost.
 func planEnded(o Observed) Plan {
+	if p, ended := planEndedFirst(o); ended {
+		return p
+	}
 	wl := o.Workload
 	p := Plan{Delete: withCopies(o.Remotes, ""), ClearJobActivity: !o.JobMissing}
 	if o.HasCheck && (len(wl.Status.NominatedClusterNames) > 0 || wl.Status.ClusterName != nil) {
@@ -269,6 +272,9 @@ func planRunning(o Observed, p Plan, c string) Plan {
 // anywhere: removed where Courier can reach them, or left to the lost-
 // worker policy when their worker has been lost for workerLostTimeout.
 func planEarlierPlacement(o Observed) Plan {
+	if p, ended := planEndedFirst(o); ended {
+		return p
+	}
 	c := o.Placement.Cluster
 	h := o.Health[c]
 	switch {
@@ -299,4 +305,51 @@ func planEarlierPlacement(o Observed) Plan {
 func refusedBeforeRunning(o Observed, c string, r Remote) bool {
 	return o.PassedOver[c].Reason != "" && o.HasCheck && o.Check.State == kueue.CheckStatePending &&
 		!r.HasJob && (r.Workload == nil || r.Workload.DeletionTimestamp != nil)
+}
+
+// planEndedFirst finishes a Workload whose job ran to its end on its
+// worker before the manager's eviction, deactivation or preemption reached
+// it: its final status is mirrored and the Workload finished with its
+// outcome, so that a job that completed is not run again from scratch.
+// ended is false when the job did not end there.
+func planEndedFirst(o Observed) (Plan, bool) {
+	if o.JobEnd.Finished {
+		// Its end is on the manager already, and stands (planJobEnded).
+		return Plan{}, false
+	}
+	if c := LivePlacement(o); c != "" && o.Health[c].Connected {
+		r := o.Remotes[c]
+		fin := placedEnd(r)
+		if fin == nil && r.HasJob && r.JobOutcome.Finished {
+			// The job's end, not yet its Workload's, which the manager's
+			// end may now never let come.
+			fin = outcomeCondition(r.JobOutcome, copyEndedMsg)
+		}
+		if fin != nil && r.HasJob {
+			return planPlacedEnd(o, Plan{Delete: withCopies(o.Remotes, c)}, c, fin), true
+		}
+	}
+	if o.Placement == nil || !o.Health[o.Placement.Cluster].Connected {
+		return Plan{}, false
+	}
+	c := o.Placement.Cluster
+	r := o.Remotes[c]
+	if r.EarlierEnd == nil {
+		return Plan{}, false
+	}
+	fin := outcomeCondition(*r.EarlierEnd, copyEndedMsg)
+	msg := finishedOn(c)
+	// The copies there go once the Workload finished (planFinished).
+	p := Plan{
+		Delete: slices.DeleteFunc(withCopies(o.Remotes, c), func(name string) bool { return name == c }),
+		Status: &StatusChange{State: kueue.CheckStateReady, Message: msg, ClusterName: &c, Finished: fin},
+		Events: []Event{{Type: "Normal", Reason: courier.EventFinished, Message: msg + " " + fin.Message}},
+	}
+	if !r.FinalMirrored {
+		p.FinalSync, p.FinalFrom = c, r.JobCopy
+	}
+	if !o.HasCheck {
+		p.Status.State, p.Status.Message = "", ""
+	}
+	return p, true
 }
