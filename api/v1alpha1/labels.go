@@ -49,4 +49,31 @@ const (
 	// is placed on it any more and Courier has released its finalizers on
 	// what it can still reach there.
 	DrainFinalizer = "courier.dev/drain"
+
+	// HeartbeatLeasePrefix names the Lease, one per origin, that Courier
+	// renews on each worker it reaches, in the fence's namespace: the Lease
+	// courier-heartbeat-<origin>, holder <origin>, whose leaseDurationSeconds
+	// is the fence timeout. The worker's fence stops that origin's copies
+	// once it has seen no renewal for that long, by its own clock.
+	HeartbeatLeasePrefix = "courier-heartbeat-"
+
+	// FenceLeaseName is the Lease the worker's fence renews in its
+	// namespace, so that Courier sees a fence answers there.
+	FenceLeaseName = "courier-fence"
+
+	// FencedOriginsAnnotation on the fence's Lease lists, comma-separated
+	// and sorted, the origins whose copies the fence is stopping.
+	FencedOriginsAnnotation = "courier.dev/fenced-origins"
+
+	// FenceManagerAnnotation on the fence's Lease says whether the fence
+	// reads its WorkerCluster on the manager: Reading, Unreachable, or
+	// Unconfigured. One that reads it keeps Courier's copies running while
+	// the manager has not revoked the worker, however long Courier's
+	// heartbeat is missing.
+	FenceManagerAnnotation = "courier.dev/fence-manager"
+
+	// FencedAnnotation on a Workload copy holds the time (RFC 3339, the
+	// fence's clock) at which the worker's fence deactivated it because its
+	// manager's heartbeat had stopped.
+	FencedAnnotation = "courier.dev/fenced"
 )

@@ -20,7 +20,33 @@ type WorkerClusterSpec struct {
 	// changed.
 	// +optional
 	RuntimePatch *trainer.TrainingRuntimeSpecPatch `json:"runtimePatch,omitempty"`
+
+	// LostWorkerPolicy is what Courier does with this worker's jobs when it
+	// cannot reach it, in place of the Configuration's: Fenced, Timeout or
+	// Never (see docs/reliability.md).
+	// +optional
+	// +kubebuilder:validation:Enum=Fenced;Timeout;Never
+	LostWorkerPolicy LostWorkerPolicy `json:"lostWorkerPolicy,omitempty"`
 }
+
+// LostWorkerPolicy is what Courier does with the jobs placed on a worker it
+// cannot reach.
+type LostWorkerPolicy string
+
+const (
+	// LostWorkerFenced moves a lost worker's jobs only once the fence on
+	// that worker must have stopped them; where no fence ever answered,
+	// nothing moves.
+	LostWorkerFenced LostWorkerPolicy = "Fenced"
+	// LostWorkerTimeout moves a lost worker's jobs workerLostTimeout after
+	// its first disconnect, with nothing on the worker to stop them: a
+	// worker cut off from Courier that goes on running them runs them
+	// twice.
+	LostWorkerTimeout LostWorkerPolicy = "Timeout"
+	// LostWorkerNever never moves a lost worker's jobs: it reports them,
+	// and they go on when the worker is back.
+	LostWorkerNever LostWorkerPolicy = "Never"
+)
 
 // KubeconfigSource is where a kubeconfig is kept.
 type KubeconfigSource struct {
@@ -76,6 +102,14 @@ type WorkerClusterStatus struct {
 	// it from a configuration error: it holds no jobs.
 	// +optional
 	DisconnectedSince *metav1.Time `json:"disconnectedSince,omitempty"`
+
+	// RevokedSince is when Courier gave up counting on the worker: lost for
+	// long enough under the Fenced policy, and not for a fault of Courier's
+	// own. The worker's fence, which reads it, stops Courier's copies there
+	// once Courier's heartbeat has stopped too; the jobs move a fence's
+	// margin later. It is cleared when Courier reaches the worker again.
+	// +optional
+	RevokedSince *metav1.Time `json:"revokedSince,omitempty"`
 
 	// KubernetesVersion is the worker API server's version.
 	// +optional

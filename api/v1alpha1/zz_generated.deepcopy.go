@@ -308,6 +308,10 @@ func (in *WorkerClusterStatus) DeepCopyInto(out *WorkerClusterStatus) {
 		in, out := &in.DisconnectedSince, &out.DisconnectedSince
 		*out = (*in).DeepCopy()
 	}
+	if in.RevokedSince != nil {
+		in, out := &in.RevokedSince, &out.RevokedSince
+		*out = (*in).DeepCopy()
+	}
 	if in.UnavailableKinds != nil {
 		in, out := &in.UnavailableKinds, &out.UnavailableKinds
 		*out = make([]string, len(*in))

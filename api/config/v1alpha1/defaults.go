@@ -6,13 +6,24 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	componentconfig "k8s.io/component-base/config/v1alpha1"
 	"k8s.io/utils/ptr"
+
+	courier "github.com/courierdev/courier/api/v1alpha1"
 )
 
 // The defaults of the Configuration, declared here once.
 const (
-	DefaultOrigin                    = "courier"
-	DefaultNamespace                 = "courier-system"
-	DefaultWorkerLostTimeout         = 15 * time.Minute
+	DefaultOrigin            = "courier"
+	DefaultNamespace         = "courier-system"
+	DefaultWorkerLostTimeout = 15 * time.Minute
+	// Long GPU jobs must neither run twice nor be killed for Courier's own
+	// bad quarter of an hour: a job moves only once a fence stopped it.
+	DefaultLostWorkerPolicy          = courier.LostWorkerFenced
+	DefaultFenceNamespace            = "courier-system"
+	DefaultFenceTimeout              = 2 * time.Minute
+	DefaultHeartbeatInterval         = 10 * time.Second
+	DefaultStopGrace                 = 2 * time.Minute
+	DefaultSelfFaultShare      int32 = 50
+	DefaultSelfFaultWindow           = 2 * time.Minute
 	DefaultGCInterval                = time.Minute
 	DefaultDispatchConcurrency int32 = 16
 	DefaultStatusMirrorDelay         = time.Second
@@ -45,6 +56,19 @@ func SetDefaults(c *Configuration) {
 	}
 	if c.WorkerLostTimeout == nil {
 		c.WorkerLostTimeout = &metav1.Duration{Duration: DefaultWorkerLostTimeout}
+	}
+	if c.LostWorkerPolicy == "" {
+		c.LostWorkerPolicy = DefaultLostWorkerPolicy
+	}
+	c.Fence = defaultFence(c.Fence)
+	if c.SelfFault == nil {
+		c.SelfFault = &SelfFault{}
+	}
+	if c.SelfFault.Share == nil {
+		c.SelfFault.Share = ptr.To(DefaultSelfFaultShare)
+	}
+	if c.SelfFault.Window == nil {
+		c.SelfFault.Window = &metav1.Duration{Duration: DefaultSelfFaultWindow}
 	}
 	if c.GCInterval == nil {
 		c.GCInterval = &metav1.Duration{Duration: DefaultGCInterval}
@@ -146,4 +170,53 @@ func defaultWebhook(w *Webhook) *Webhook {
 		w.ValidatingConfigurationName = DefaultValidatingWebhookName
 	}
 	return w
+}
+
+func defaultFence(f *Fence) *Fence {
+	if f == nil {
+		f = &Fence{}
+	}
+	if f.Namespace == "" {
+		f.Namespace = DefaultFenceNamespace
+	}
+	if f.Timeout == nil {
+		f.Timeout = &metav1.Duration{Duration: DefaultFenceTimeout}
+	}
+	if f.HeartbeatInterval == nil {
+		f.HeartbeatInterval = &metav1.Duration{Duration: DefaultHeartbeatInterval}
+	}
+	if f.StopGrace == nil {
+		f.StopGrace = &metav1.Duration{Duration: DefaultStopGrace}
+	}
+	return f
+}
+
+// HeartbeatRequestTimeout bounds how long after Courier sent a heartbeat
+// the worker's API server may still store it: the API server's own request
+// timeout (kube-apiserver's --request-timeout, one minute by default).
+const HeartbeatRequestTimeout = time.Minute
+
+// ClockRateError bounds how much faster one clock may run than another
+// over the fence's timeout: Courier's and the fence's each measure only
+// their own intervals, never each other's times.
+const ClockRateError = 0.01
+
+// FenceReaction bounds how long the fence takes to see a renewal and, once
+// its timeout is over, to deactivate a copy: it reads the heartbeat by
+// polling every second (a watch may deliver late), and one write.
+const FenceReaction = 10 * time.Second
+
+// MinFencedLostTimeout is the shortest workerLostTimeout under which a
+// lost worker's job moves only after its fence must have stopped it. A
+// heartbeat Courier sent at t may be stored as late as
+// t+HeartbeatRequestTimeout. The fence counts its timeout from the poll
+// that first showed that renewal, which it sends at most a second after,
+// by its own clock, which may run slow by ClockRateError against
+// Courier's; it then deactivates the copy within FenceReaction, and the
+// worker stops the job within stopGrace. Courier, counting from t by its
+// own clock, moves the job only after this sum.
+func MinFencedLostTimeout(f *Fence) time.Duration {
+	f = defaultFence(f.DeepCopy())
+	waited := float64(HeartbeatRequestTimeout+f.Timeout.Duration) * (1 + ClockRateError)
+	return time.Duration(waited) + FenceReaction + f.StopGrace.Duration
 }

@@ -3,6 +3,8 @@ package v1alpha1
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	componentconfig "k8s.io/component-base/config/v1alpha1"
+
+	courier "github.com/courierdev/courier/api/v1alpha1"
 )
 
 // +kubebuilder:object:root=true
@@ -24,10 +26,28 @@ type Configuration struct {
 	Namespace string `json:"namespace,omitempty"`
 
 	// WorkerLostTimeout is how long a worker that holds an admitted job may be
-	// unreachable, counted from its first disconnect, before the job is
-	// dispatched elsewhere.
+	// unreachable before the job is dispatched elsewhere, as the
+	// lostWorkerPolicy allows: under Timeout, counted from its first
+	// disconnect; under Fenced, from Courier's last heartbeat to it, and it
+	// must leave the fence the time to stop the job (see docs/reliability.md).
+	// Only what Courier observes since it started counts.
 	// +optional
 	WorkerLostTimeout *metav1.Duration `json:"workerLostTimeout,omitempty"`
+
+	// LostWorkerPolicy is what Courier does with the jobs of a worker it
+	// cannot reach; a WorkerCluster may choose its own.
+	// +optional
+	LostWorkerPolicy courier.LostWorkerPolicy `json:"lostWorkerPolicy,omitempty"`
+
+	// Fence sets the heartbeat Courier renews on each worker, which the
+	// worker's fence watches.
+	// +optional
+	Fence *Fence `json:"fence,omitempty"`
+
+	// SelfFault says when Courier takes workers going out of its reach
+	// together for a fault on its own side, and moves nothing.
+	// +optional
+	SelfFault *SelfFault `json:"selfFault,omitempty"`
 
 	// GCInterval is how often objects on workers whose manager Workload is
 	// gone are garbage-collected.
@@ -224,4 +244,46 @@ type MetricsEndpoint struct {
 	// BindAddress is the TCP address of /metrics; "0" disables it.
 	// +optional
 	BindAddress string `json:"bindAddress,omitempty"`
+}
+
+// Fence is the heartbeat Courier renews on each worker, in a Lease the
+// worker's fence (cmd/courier-fence) watches: the fence stops Courier's
+// copies there once it has seen no renewal for timeout, by its own clock.
+type Fence struct {
+	// Namespace is the namespace on each worker of the heartbeat Lease and
+	// of the fence.
+	// +optional
+	// +kubebuilder:validation:MaxLength=63
+	Namespace string `json:"namespace,omitempty"`
+
+	// Timeout is how long the fence waits for a renewal before it stops
+	// Courier's copies on its worker.
+	// +optional
+	Timeout *metav1.Duration `json:"timeout,omitempty"`
+
+	// HeartbeatInterval is how often Courier renews the heartbeat.
+	// +optional
+	HeartbeatInterval *metav1.Duration `json:"heartbeatInterval,omitempty"`
+
+	// StopGrace bounds how long a worker takes to stop a job once the fence
+	// deactivated its Workload: Kueue's eviction, the job's suspension, and
+	// its pods' termination grace period.
+	// +optional
+	StopGrace *metav1.Duration `json:"stopGrace,omitempty"`
+}
+
+// SelfFault says when workers going out of reach together is taken for a
+// fault of Courier's own (its DNS, egress or network policy), in which
+// case no job moves.
+type SelfFault struct {
+	// Share is the part of the workers, in percent, that must go out of
+	// reach within window.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100
+	Share *int32 `json:"share,omitempty"`
+
+	// Window is how close together their disconnects must be.
+	// +optional
+	Window *metav1.Duration `json:"window,omitempty"`
 }
