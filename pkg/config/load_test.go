@@ -13,14 +13,19 @@ import (
 	"k8s.io/utils/ptr"
 
 	configv1alpha1 "github.com/courierdev/courier/api/config/v1alpha1"
+	courier "github.com/courierdev/courier/api/v1alpha1"
 )
 
 func defaulted() *configv1alpha1.Configuration {
 	return &configv1alpha1.Configuration{
-		TypeMeta:            metav1.TypeMeta{APIVersion: "config.courier.dev/v1alpha1", Kind: "Configuration"},
-		Origin:              "courier",
-		Namespace:           "courier-system",
-		WorkerLostTimeout:   &metav1.Duration{Duration: 15 * time.Minute},
+		TypeMeta:          metav1.TypeMeta{APIVersion: "config.courier.dev/v1alpha1", Kind: "Configuration"},
+		Origin:            "courier",
+		Namespace:         "courier-system",
+		WorkerLostTimeout: &metav1.Duration{Duration: 15 * time.Minute},
+		LostWorkerPolicy:  courier.LostWorkerFenced,
+		Fence: &configv1alpha1.Fence{Namespace: "courier-system", Timeout: &metav1.Duration{Duration: 2 * time.Minute},
+			HeartbeatInterval: &metav1.Duration{Duration: 10 * time.Second}, StopGrace: &metav1.Duration{Duration: 2 * time.Minute}},
+		SelfFault:           &configv1alpha1.SelfFault{Share: ptr.To[int32](50), Window: &metav1.Duration{Duration: 2 * time.Minute}},
 		GCInterval:          &metav1.Duration{Duration: time.Minute},
 		DispatchConcurrency: ptr.To[int32](16),
 		StatusMirrorDelay:   &metav1.Duration{Duration: time.Second},
