@@ -214,7 +214,11 @@ func Compare(ctx context.Context, opts CompareOptions, out io.Writer) (err error
 	if err := benchreport.WriteJSON(path, c); err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "results: %s\nplots: %s\n", path, strings.Join(c.Plots, ", "))
+	summary := strings.TrimSuffix(path, ".json") + ".txt"
+	if err := writeSummary(summary, c); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "results: %s\nsummary: %s\nplots: %s\n", path, summary, strings.Join(c.Plots, ", "))
 	return nil
 }
 

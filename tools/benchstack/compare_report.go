@@ -1,10 +1,15 @@
 package benchstack
 
 import (
+	"bytes"
 	"fmt"
 	"io"
+	"maps"
+	"os"
+	"slices"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/courierdev/courier/tools/benchreport"
 )
@@ -80,8 +85,33 @@ func printComparison(out io.Writer, c *Comparison) error {
 	return nil
 }
 
+// writeSummary saves what the comparison prints, under the run's command,
+// machine and versions: a few kilobytes to keep in the repository's
+// records, where the JSON, with every job's samples, is too large.
+func writeSummary(path string, c *Comparison) error {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "courier-bench compare, started %s\ncommand: %s\nmachine: %d CPUs, %s, %d GiB, Linux %s\n",
+		c.Started.UTC().Format(time.RFC3339), c.Command, c.Machine.CPUs, c.Machine.Model, c.Machine.MemoryGi, c.Machine.Kernel)
+	var versions []string
+	for _, name := range slices.Sorted(maps.Keys(c.Versions)) {
+		versions = append(versions, name+" "+c.Versions[name])
+	}
+	fmt.Fprintf(&b, "versions: %s\n", strings.Join(versions, ", "))
+	if err := printComparison(&b, c); err != nil {
+		return err
+	}
+	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("writing the summary: %w", err)
+	}
+	return nil
+}
+
 // describeSteps puts the steps to the check Ready side by side.
 func describeSteps(p PhaseResult) string {
+	// Results from before the steps were measured hold none.
+	if p.QuotaToWorkerQuota == (benchreport.Percentiles{}) && p.QuotaToJobOnWorker == (benchreport.Percentiles{}) {
+		return "not measured"
+	}
 	step := func(name string, q benchreport.Percentiles) string {
 		return fmt.Sprintf("%s %.2f / %.2f", name, q.P50, q.P95)
 	}
