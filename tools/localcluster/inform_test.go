@@ -41,8 +41,8 @@ func TestDeliveries(t *testing.T) {
 			},
 			want: []delivery{{"a", "2", DeletedUnwatched}},
 		},
-		// Soak of 2026-11-27, 16:03: a copy deleted and made again on a
-		// worker whose API server was paused came back as an update.
+		// A copy deleted and made again while its worker's API server was
+		// paused comes back from the list as an update of the old one.
 		"an object of the same name made again while the watch was down": {
 			event: func(h toolscache.ResourceEventHandler) { h.OnUpdate(pod("a", "2"), pod("b", "9")) },
 			want:  []delivery{{"a", "2", DeletedUnwatched}, {"b", "9", Updated}},

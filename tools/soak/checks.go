@@ -172,11 +172,11 @@ func checkOverlaps(jobs []Job, lost []lostWindow, lostTimeout time.Duration, end
 // workerLostTimeout or more after Courier counted it out, while it still
 // was, and the stale run ended within workerLostTimeout of the worker's
 // return, when Courier removes it. A worker out of reach again before
-// that gives Courier the same time from its next return (a second pause
-// seconds after the first ended: finding 21). Runs are told apart by when
-// their copies were created, not by when they were seen running: a lost
-// worker's copy may start, or be seen, only once it is back (findings 12
-// and 14), and the job's other copy may start after that too.
+// that (a second pause seconds after the first ended) gives Courier the
+// same time from its next return. Runs are told apart by when their copies
+// were created, not by when they were seen running: a lost worker's copy
+// may start, or be seen, only once it is back, and the job's other copy
+// may start after that too.
 func lostWorkerAllows(a, b interval, lost []lostWindow, lostTimeout time.Duration) bool {
 	stale, moved := a, b
 	if b.dispatched.Before(a.dispatched) {

@@ -72,8 +72,8 @@ func TestCheckOverlaps(t *testing.T) {
 			lost:        []lostWindow{{Worker: "w1", Start: at(5), End: at(55)}},
 			wantAllowed: 1,
 		},
-		// Soak of 2026-11-26, 12:16: the job went elsewhere while its
-		// worker was lost, and that copy started after the worker was back.
+		// The job went elsewhere while its worker was lost, and that copy
+		// started after the worker was back.
 		"a copy created while its worker was lost, started after it came back, is allowed": {
 			copies: []*Copy{
 				{Worker: "w1", UID: "a", Created: at(0), Started: at(1), Deleted: at(56)},
@@ -83,9 +83,9 @@ func TestCheckOverlaps(t *testing.T) {
 			lost:        []lostWindow{{Worker: "w1", Start: at(5), End: at(55)}},
 			wantAllowed: 1,
 		},
-		// Finding 14 of docs/soak.md: the lost worker's copy, created
-		// before it was lost, started only once the worker was back, after
-		// the job's other copy; Courier removed it then.
+		// The lost worker's copy, created before it was lost, started only
+		// once the worker was back, after the job's other copy, and Courier
+		// removed it then.
 		"a lost worker's copy that starts once it is back is the stale run": {
 			copies: []*Copy{
 				{Worker: "w1", UID: "a", Created: at(0), Started: at(56), Deleted: at(57)},
@@ -103,9 +103,9 @@ func TestCheckOverlaps(t *testing.T) {
 			lost:    []lostWindow{{Worker: "w1", Start: at(5), End: at(55)}},
 			wantBad: 1,
 		},
-		// Finding 21 of docs/soak.md: the worker came back and was paused
-		// again seconds later, before Courier could remove the stale copy;
-		// Courier removed it once the worker was back for good.
+		// The worker came back and was paused again seconds later, before
+		// Courier could remove the stale copy, which went once the worker
+		// was back for good.
 		"a stale copy removed after a second pause that began soon after the first is allowed": {
 			copies: []*Copy{
 				{Worker: "w1", UID: "a", Created: at(0), Started: at(1), Deleted: at(110)},
@@ -146,9 +146,9 @@ func TestCheckOverlaps(t *testing.T) {
 			lost:    []lostWindow{{Worker: "w1", Start: at(5), End: at(55)}},
 			wantBad: 1,
 		},
-		// Finding 10 of docs/soak.md: the lost worker's pod was first seen
-		// Running after the pause, after the other worker's run began; it
-		// belongs to the run its copy began before.
+		// The lost worker's pod, first seen Running after the pause and
+		// after the other worker's run began, belongs to the run its copy
+		// began before.
 		"a lost worker's pod seen late belongs to its copy's earlier run": {
 			copies: []*Copy{
 				{Worker: "w1", UID: "a", Created: at(0), Started: at(1), Deleted: at(80)},

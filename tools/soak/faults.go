@@ -100,8 +100,7 @@ func (in *injector) runFaults(ctx context.Context, plan []Planned, start time.Ti
 	// stopped on purpose (kueue-restart) before the fault starts it again.
 	// They are apart from locks: the faults that wait for a running copy
 	// hold a worker's lock for up to 90 s each, back to back, and a peer
-	// that exited meanwhile must not wait for them (docs/soak.md, finding
-	// 24).
+	// that exited meanwhile must not wait for them.
 	peerLocks := map[string]*sync.Mutex{}
 	for _, c := range append([]string{in.env.Manager}, in.env.Workers...) {
 		peerLocks[c] = &sync.Mutex{}
@@ -476,7 +475,7 @@ func (in *injector) deleteWorkerCluster(ctx context.Context, worker string) (str
 		return "", err
 	}
 	// The fault's target is the worker, so a manager-apiserver-kill may
-	// overlap it (soak.md, finding 27): the manager is waited for.
+	// overlap it: the manager is waited for.
 	wc := &courier.WorkerCluster{}
 	if err := retry.OnError(managerBack, serverDown, func() error {
 		return in.mgr.Get(ctx, client.ObjectKey{Name: worker}, wc)

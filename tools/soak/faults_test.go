@@ -16,9 +16,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 )
 
-// Soak of 2026-11-27, 16:14: the copy remote-evict picked finished before
-// the fault reached its Workload, and the fault failed instead of picking
-// another.
+// A copy a fault picked can finish before the fault reaches its Workload:
+// the fault must pick another rather than fail.
 func TestOnLiveCopyPicksAnotherWhenThePickedOneWent(t *testing.T) {
 	r := newRecorder()
 	for _, name := range []string{"soak-x-0001", "soak-x-0002"} {
@@ -64,9 +63,8 @@ func TestOnLiveCopyReturnsOtherErrors(t *testing.T) {
 	}
 }
 
-// Soak of 2026-11-27, 23:15 (finding 27): workercluster-delete read the
-// WorkerCluster as a manager-apiserver-kill restarted the manager's API
-// server, and failed instead of waiting for it.
+// A fault that reads the manager while manager-apiserver-kill restarts its
+// API server must wait for it, not fail, on a refused connection.
 func TestServerDown(t *testing.T) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -240,8 +240,7 @@ func (r *recorder) workerCopy(worker string, obj client.Object, d localcluster.D
 // createdAt dates a copy first seen at: then, unless the API server dates
 // its creation more than a second earlier, the precision it dates by. A
 // watch that was down (its worker paused) sees a copy made meanwhile only
-// once it is back, and the copy belongs to the dispatch made before
-// (finding 21).
+// once it is back, and the copy belongs to the dispatch made before.
 func createdAt(obj client.Object, at time.Time) time.Time {
 	if created := obj.GetCreationTimestamp().Time; !created.IsZero() && created.Add(time.Second).Before(at) {
 		return created

@@ -13,10 +13,10 @@ import (
 // controllers of a cluster that exited after a pause, the peers that
 // exited, and Courier's replicas that exited, whenever no fault holds them.
 // Without it a worker whose controllers exit a while after its API server
-// came back runs no pod and collects no garbage until the faults are over
-// (docs/soak.md, findings 4, 7 and 9), a Courier that lost its lease while
-// the manager's API server was down stays down, and a Kueue that exited at
-// startup leaves its worker without Kueue (finding 24).
+// came back runs no pod and collects no garbage until the faults are over,
+// a Courier that lost its lease while the manager's API server was down
+// stays down, and a Kueue that exited at startup leaves its worker without
+// Kueue.
 func (in *injector) superviseControllers(ctx context.Context, locks, peerLocks map[string]*sync.Mutex) {
 	ticker := time.NewTicker(superviseEvery)
 	defer ticker.Stop()
@@ -57,7 +57,7 @@ func (in *injector) superviseControllers(ctx context.Context, locks, peerLocks m
 
 // revivePeers starts a cluster's peers (Kueue, Trainer, JobSet) again if
 // they exited: one restarted while its API server was slow exits at
-// startup, and a kubelet would start it again (docs/soak.md, finding 24).
+// startup, and a kubelet would start it again.
 func (in *injector) revivePeers(cluster string) error {
 	peers, err := localcluster.PeersDown(in.env.Dir, cluster)
 	if err != nil {
