@@ -45,7 +45,10 @@ K8S_LDFLAGS := -X k8s.io/component-base/version.gitVersion=$(K8S_VERSION) \
 	-X k8s.io/component-base/version.gitTreeState=clean \
 	-X k8s.io/component-base/version.buildDate=1970-01-01T00:00:00Z
 
-GO_DIRS := api cmd pkg test hack
+# tools/ is a module of its own: the local clusters, the benchmarks and the
+# soak, apart from the product.
+LAB_DIR := $(ROOT)/tools
+GO_DIRS := api cmd pkg test hack tools
 GO_TEST_FLAGS ?=
 # test/manifests renders the chart and config/ with bin/helm and
 # bin/kustomize, and dry-runs them against kube-apiserver.
@@ -63,6 +66,7 @@ help: ## Show this help.
 LOCAL_DIR := $(ROOT)/_output/local
 E2E_DIR := $(ROOT)/_output/e2e
 COURIER_LOCAL := $(BIN)/courier-local
+COURIER_BENCH := $(BIN)/courier-bench
 
 .PHONY: demo
 demo: e2e-binaries build ## Run Courier's main job: a manager and 2 workers with real Kueue, Trainer and JobSet, and a TrainJob dispatched across them.
@@ -78,8 +82,12 @@ demo-down: ## Stop the demo's clusters and processes.
 .PHONY: build
 build: ## Build bin/courier, bin/courier-local and bin/kubectl-courier.
 	go build -o $(BIN)/courier ./cmd/courier
-	go build -o $(BIN)/courier-local ./cmd/courier-local
+	cd $(LAB_DIR) && go build -o $(BIN)/courier-local ./cmd/courier-local
 	go build -o $(BIN)/kubectl-courier ./cmd/kubectl-courier
+
+.PHONY: build-bench
+build-bench: ## Build bin/courier-bench, which runs the benchmarks and the soak.
+	cd $(LAB_DIR) && go build -o $(COURIER_BENCH) ./cmd/courier-bench
 
 .PHONY: generate
 generate: $(CONTROLLER_GEN) ## Generate deepcopy code.
@@ -102,13 +110,16 @@ fmt: ## Format the code.
 .PHONY: vet
 vet: ## Run go vet.
 	go vet ./...
+	cd $(LAB_DIR) && go vet ./...
 
 .PHONY: lint
 lint: $(STATICCHECK) ## Run gofmt, go vet and staticcheck.
 	@unformatted=$$(gofmt -s -l $(GO_DIRS)); \
 	if [ -n "$$unformatted" ]; then echo "gofmt would change:"; echo "$$unformatted"; exit 1; fi
 	go vet ./...
+	cd $(LAB_DIR) && go vet ./...
 	$(STATICCHECK) ./...
+	cd $(LAB_DIR) && $(STATICCHECK) ./...
 
 .PHONY: verify
 verify: generate manifests lint ## Regenerate, lint, and fail if generated files differ from the tree.
@@ -122,8 +133,9 @@ verify: generate manifests lint ## Regenerate, lint, and fail if generated files
 test: test-unit test-integration ## Run unit and integration tests.
 
 .PHONY: test-unit
-test-unit: ## Run unit tests.
+test-unit: ## Run unit tests, the lab's in tools/ too.
 	go test -race $(GO_TEST_FLAGS) $(UNIT_PACKAGES)
+	cd $(LAB_DIR) && go test -race $(GO_TEST_FLAGS) ./...
 
 .PHONY: test-integration
 test-integration: test-binaries $(BIN)/helm $(BIN)/kustomize ## Run integration tests against real kube-apiserver and etcd.
@@ -192,33 +204,33 @@ $(eval $(call versioned-tool,kustomize,$(KUSTOMIZE_VERSION),sigs.k8s.io/kustomiz
 ##@ Benchmarks
 
 .PHONY: bench-scale
-bench-scale: build test-binaries ## Measure Courier's own cost per dispatch at scale; BENCH_ARGS passes flags (courier-bench scale -h).
-	go run ./cmd/courier-bench scale $(BENCH_ARGS)
+bench-scale: build build-bench test-binaries ## Measure Courier's own cost per dispatch at scale; BENCH_ARGS passes flags (courier-bench scale -h).
+	$(COURIER_BENCH) scale $(BENCH_ARGS)
 
 .PHONY: bench-stack
-bench-stack: e2e-binaries build ## Measure placement with the real Kueue, Trainer and JobSet: jobs per worker, requests to workers per workload; BENCH_ARGS passes flags (courier-bench stack -h).
-	go run ./cmd/courier-bench stack $(BENCH_ARGS)
+bench-stack: e2e-binaries build build-bench ## Measure placement with the real Kueue, Trainer and JobSet: jobs per worker, requests to workers per workload; BENCH_ARGS passes flags (courier-bench stack -h).
+	$(COURIER_BENCH) stack $(BENCH_ARGS)
 
 BENCH_DIR := $(ROOT)/_output/bench-compare
 
 .PHONY: bench
-bench: e2e-binaries build ## Compare Courier with MultiKueue v0.19.1, as released and with worker QPS 1000, on the same clusters and loads (docs/performance.md); WORKERS=3 for 3 workers; BENCH_ARGS passes flags, --smoke for a short run (courier-bench compare -h).
-	hack/build-kueue-multikueue-qps.sh
+bench: e2e-binaries build build-bench ## Compare Courier with MultiKueue v0.19.1, as released and with worker QPS 1000, on the same clusters and loads (docs/performance.md); WORKERS=3 for 3 workers; BENCH_ARGS passes flags, --smoke for a short run (courier-bench compare -h).
+	tools/hack/build-kueue-multikueue-qps.sh
 	@# A comparison interrupted hard leaves its environment up; stop it by PID first.
 	@$(COURIER_LOCAL) down --dir $(BENCH_DIR) --bin $(BIN) >/dev/null 2>&1 || true
-	go run ./cmd/courier-bench compare --dir $(BENCH_DIR) --bin $(BIN) --workers $(or $(WORKERS),2) $(BENCH_ARGS)
+	$(COURIER_BENCH) compare --dir $(BENCH_DIR) --bin $(BIN) --workers $(or $(WORKERS),2) $(BENCH_ARGS)
 
 ##@ Reliability
 
 SOAK_DIR := $(ROOT)/_output/soak-env
 
 .PHONY: soak
-soak: e2e-binaries build ## Run the fault-injection soak: 500 jobs and 36 faults on a manager and 3 workers, then the exactly-once invariants (docs/soak.md); SOAK_ARGS passes flags (courier-bench soak -h).
+soak: e2e-binaries build build-bench ## Run the fault-injection soak: 500 jobs and 36 faults on a manager and 3 workers, then the exactly-once invariants (docs/soak.md); SOAK_ARGS passes flags (courier-bench soak -h).
 	@# A soak interrupted hard leaves its environment up; stop it by PID first.
 	@$(COURIER_LOCAL) down --dir $(SOAK_DIR) --bin $(BIN) >/dev/null 2>&1 || true
-	go run ./cmd/courier-bench soak --dir $(SOAK_DIR) --out $(ROOT)/_output/soak $(SOAK_ARGS)
+	$(COURIER_BENCH) soak --dir $(SOAK_DIR) --out $(ROOT)/_output/soak $(SOAK_ARGS)
 
 .PHONY: soak-short
-soak-short: e2e-binaries build ## Run the seeded short soak that CI runs: 60 jobs, one fault of each kind; fails when an invariant does.
+soak-short: e2e-binaries build build-bench ## Run the seeded short soak that CI runs: 60 jobs, one fault of each kind; fails when an invariant does.
 	@$(COURIER_LOCAL) down --dir $(SOAK_DIR) --bin $(BIN) >/dev/null 2>&1 || true
-	go run ./cmd/courier-bench soak --short --dir $(SOAK_DIR) --out $(ROOT)/_output/soak-short $(SOAK_ARGS)
+	$(COURIER_BENCH) soak --short --dir $(SOAK_DIR) --out $(ROOT)/_output/soak-short $(SOAK_ARGS)

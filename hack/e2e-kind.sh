@@ -59,7 +59,7 @@ trap "exit 143" TERM INT
 
 step "images (make kind-images)"
 make --no-print-directory kind-images >&2
-go build -o bin/courier-local ./cmd/courier-local
+go -C tools build -o ../bin/courier-local ./cmd/courier-local
 
 # 1. Clusters. Kubelet v1.36 refuses cgroup v1 unless told otherwise; on
 # cgroup v2 hosts the setting changes nothing.

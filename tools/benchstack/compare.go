@@ -1,0 +1,292 @@
+package benchstack
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/courierdev/courier/test/integration/framework"
+	"github.com/courierdev/courier/tools/benchreport"
+	"github.com/courierdev/courier/tools/localcluster"
+)
+
+// CompareOptions shape a comparison of Courier with MultiKueue.
+type CompareOptions struct {
+	// Command is the command line, recorded in the results.
+	Command string
+	// Dir is the environment's folder; Bin holds the binaries of `make
+	// e2e-binaries build` and the patched Kueue.
+	Dir, Bin string
+	// OutDir receives the JSON and the PNGs.
+	OutDir string
+	// Workers is the number of identical workers.
+	Workers int
+	// Bursts are the burst sizes; Rates the steady rates, each of
+	// RateJobs jobs.
+	Bursts   []int
+	Rates    []float64
+	RateJobs int
+	// BatchJobs is a burst of batch Jobs through Courier's external
+	// framework, for Courier only; 0 for none.
+	BatchJobs int
+	// Systems are the systems' names, run in SystemOrder under each load.
+	Systems []string
+	// RunFor is how long each job's pods run on the simulated nodes; 0
+	// completes them at once.
+	RunFor time.Duration
+	// Timeout bounds each phase, from its first submission.
+	Timeout time.Duration
+	// Keep leaves the environment up at the end.
+	Keep bool
+	// Profile saves Courier's CPU profiles of each of its phases under
+	// Dir.
+	Profile bool
+}
+
+// Comparison is one run of the comparison, as written to JSON.
+type Comparison struct {
+	Command  string                `json:"command"`
+	Started  time.Time             `json:"started"`
+	Machine  Machine               `json:"machine"`
+	Versions map[string]string     `json:"versions"`
+	Loads    []Load                `json:"loads"`
+	Phases   []PhaseResult         `json:"phases"`
+	Verdicts []benchreport.Verdict `json:"verdicts"`
+	Plots    []string              `json:"plots,omitempty"`
+}
+
+// Machine is where the comparison ran.
+type Machine struct {
+	CPUs     int    `json:"cpus"`
+	Model    string `json:"model"`
+	MemoryGi int    `json:"memoryGi"`
+	Kernel   string `json:"kernel"`
+}
+
+func (o CompareOptions) loads() []Load {
+	var out []Load
+	for _, n := range o.Bursts {
+		out = append(out, Load{Name: fmt.Sprintf("burst-%d", n), Jobs: n})
+	}
+	for _, r := range o.Rates {
+		out = append(out, Load{Name: fmt.Sprintf("rate-%g", r), Jobs: o.RateJobs, Rate: r})
+	}
+	if o.BatchJobs > 0 {
+		out = append(out, Load{Name: fmt.Sprintf("batch-jobs-%d", o.BatchJobs), Jobs: o.BatchJobs, Batch: true})
+	}
+	return out
+}
+
+func (o CompareOptions) validate() error {
+	var errs []error
+	if o.Workers < 1 {
+		errs = append(errs, fmt.Errorf("workers must be at least 1, not %d", o.Workers))
+	}
+	if len(o.loads()) == 0 {
+		errs = append(errs, errors.New("no load: give --bursts or --rates"))
+	}
+	for _, n := range o.Bursts {
+		if n < 1 {
+			errs = append(errs, fmt.Errorf("a burst must be at least 1 job, not %d", n))
+		}
+	}
+	for _, r := range o.Rates {
+		if r <= 0 || o.RateJobs < 1 {
+			errs = append(errs, fmt.Errorf("a steady rate needs a positive rate and jobs, not %g/s for %d jobs", r, o.RateJobs))
+		}
+	}
+	bins := []string{"courier", "kwokctl", "kueue", "trainer-controller-manager", "jobset", "helm"}
+	for _, s := range o.Systems {
+		sys, ok := Systems[s]
+		if !ok {
+			errs = append(errs, fmt.Errorf("unknown system %q", s))
+			continue
+		}
+		if sys.Kueue == PatchedKueue {
+			bins = append(bins, PatchedKueue)
+		}
+	}
+	for _, b := range bins {
+		if _, err := os.Stat(filepath.Join(o.Bin, b)); err != nil {
+			hint := "run `make e2e-binaries build`"
+			if b == PatchedKueue {
+				hint = "run tools/hack/build-kueue-multikueue-qps.sh"
+			}
+			errs = append(errs, fmt.Errorf("finding %s (%s): %w", b, hint, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Compare brings up a manager and opts.Workers workers with audit logging on the
+// workers, configures Courier and MultiKueue side by side, runs every
+// load through every system, one after the other on the same clusters,
+// and writes the results. It returns an error only when the comparison
+// could not be carried out; targets missed are printed as FAIL.
+func Compare(ctx context.Context, opts CompareOptions, out io.Writer) (err error) {
+	if err := prepareDirs(&opts.Dir, &opts.Bin, opts.OutDir); err != nil {
+		return err
+	}
+	if err := opts.validate(); err != nil {
+		return err
+	}
+	c := &Comparison{Command: opts.Command, Started: time.Now(), Machine: machine(), Versions: versions(opts.Bin), Loads: opts.loads()}
+	stamp := c.Started.UTC().Format("20060102-150405")
+	logf := func(format string, args ...any) {
+		fmt.Fprintf(out, "%s  %s\n", time.Now().Format("15:04:05"), fmt.Sprintf(format, args...))
+	}
+	fmt.Fprintf(out, "courier-bench compare: %s on a manager and %d workers of %dx%d GPUs, real Kueue, Trainer and JobSet\n",
+		strings.Join(opts.Systems, ", "), opts.Workers, gpuNodes, gpusPerNode)
+	fmt.Fprintf(out, "command: %s\nmachine: %d CPUs, %s; environment in %s\n", opts.Command, c.Machine.CPUs, c.Machine.Model, opts.Dir)
+
+	lopts := localcluster.Options{Dir: opts.Dir, Bin: opts.Bin, Workers: opts.Workers, GPUNodes: gpuNodes, GPUsPerNode: gpusPerNode, AuditWorkers: true}
+	var prof *phaseProfiler
+	if opts.Profile {
+		ports, err := framework.FreePorts(1)
+		if err != nil {
+			return err
+		}
+		lopts.CourierPprofAddress = fmt.Sprintf("127.0.0.1:%d", ports[0])
+		prof = &phaseProfiler{addr: lopts.CourierPprofAddress, dir: filepath.Join(opts.Dir, "profiles-"+stamp)}
+	}
+	env, err := localcluster.Up(ctx, lopts, logf)
+	if err != nil {
+		return fmt.Errorf("bringing the environment up: %w", err)
+	}
+	defer func() { err = errors.Join(err, finishCompare(opts, logf)) }()
+	if err := localcluster.StartCourierAndConfigure(ctx, env, logf); err != nil {
+		return fmt.Errorf("starting Courier: %w", err)
+	}
+	logf("Raising every ClusterQueue's quota to %s of each resource, so that no quota binds", unboundQuota)
+	if err := unbindQuotas(ctx, env); err != nil {
+		return err
+	}
+	logf("Configuring MultiKueue beside Courier: MultiKueueClusters as %s, a MultiKueueConfig and AdmissionCheck %s", localcluster.WorkerUser, localcluster.MultiKueueCheckName)
+	if err := env.ConfigureMultiKueue(ctx); err != nil {
+		return fmt.Errorf("configuring MultiKueue: %w", err)
+	}
+	path := filepath.Join(opts.OutDir, "compare-"+stamp+".json")
+	for _, load := range c.Loads {
+		var phases []PhaseResult
+		for _, name := range SystemOrder {
+			// MultiKueue has no adapter for Courier's external frameworks.
+			if !contains(opts.Systems, name) || (load.Batch && name != SystemCourier) {
+				continue
+			}
+			res, err := runPhase(ctx, env, Systems[name], load, opts.RunFor, opts.Timeout, prof, logf)
+			if err != nil {
+				return fmt.Errorf("running %s through %s: %w", load.Name, name, err)
+			}
+			passes := ""
+			if res.Dispatcher.PassesPerWorkload > 0 {
+				passes = fmt.Sprintf(" in %.1f passes", res.Dispatcher.PassesPerWorkload)
+			}
+			logf("Measured %s, %s: %.2f workloads/s, quota→Ready p95 %.1f s, %.1f requests to workers per workload, %.1f ms dispatcher CPU per workload%s",
+				load.Name, res.SystemLabel, res.Throughput, res.QuotaToReady.P95, res.Requests.PerWorkload.Total, res.Dispatcher.CPUMsPerWorkload, passes)
+			if len(res.Profiles) > 0 {
+				logf("Saved %d CPU profiles of Courier over %s: go tool pprof -top %s %s", len(res.Profiles), load.Name,
+					filepath.Join(opts.Bin, "courier"), filepath.Join(prof.dir, load.Name+"-*.pprof"))
+			}
+			phases = append(phases, *res)
+			c.Phases = append(c.Phases, *res)
+			// Each phase is saved as it ends: a later failure keeps it.
+			if err := benchreport.WriteJSON(path, c); err != nil {
+				return err
+			}
+		}
+		plots, err := plotLoad(opts.OutDir, stamp, phases)
+		if err != nil {
+			return err
+		}
+		c.Plots = append(c.Plots, plots...)
+	}
+	c.Verdicts = compareVerdicts(c.Phases)
+	if err := printComparison(out, c); err != nil {
+		return fmt.Errorf("printing results: %w", err)
+	}
+	if err := benchreport.WriteJSON(path, c); err != nil {
+		return err
+	}
+	summary := strings.TrimSuffix(path, ".json") + ".txt"
+	if err := writeSummary(summary, c); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "results: %s\nsummary: %s\nplots: %s\n", path, summary, strings.Join(c.Plots, ", "))
+	return nil
+}
+
+func contains(list []string, s string) bool {
+	for _, l := range list {
+		if l == s {
+			return true
+		}
+	}
+	return false
+}
+
+// finishCompare brings the environment down by PID, unless it is to be
+// kept. The processes' logs stay in the environment's folder.
+func finishCompare(opts CompareOptions, logf func(string, ...any)) error {
+	logf("The logs of every process: %s (manager/kueue/kueue.log, manager/courier/courier.log)", opts.Dir)
+	if opts.Keep {
+		cl := filepath.Join(opts.Bin, "courier-local")
+		logf("The environment stays up: %s status --dir %s; stop it with %s down --dir %s --bin %s", cl, opts.Dir, cl, opts.Dir, opts.Bin)
+		return nil
+	}
+	logf("Bringing the environment down")
+	if err := localcluster.Down(context.Background(), opts.Dir, opts.Bin); err != nil {
+		return fmt.Errorf("bringing the environment down (%s down --dir %s --bin %s): %w",
+			filepath.Join(opts.Bin, "courier-local"), opts.Dir, opts.Bin, err)
+	}
+	return nil
+}
+
+// machine describes this machine from /proc.
+func machine() Machine {
+	m := Machine{CPUs: runtime.NumCPU()}
+	if data, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for line := range strings.SplitSeq(string(data), "\n") {
+			if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+				m.Model = strings.TrimSpace(v)
+				break
+			}
+		}
+	}
+	if data, err := os.ReadFile("/proc/meminfo"); err == nil {
+		if kib, err := parseStatusKiB(data, "MemTotal"); err == nil {
+			m.MemoryGi = int(kib / (1 << 20))
+		}
+	}
+	if data, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
+		m.Kernel = strings.TrimSpace(string(data))
+	}
+	return m
+}
+
+// versions names the binaries the stack runs: the peers' links in bin
+// point at versioned names.
+func versions(bin string) map[string]string {
+	out := map[string]string{}
+	for _, b := range []string{"kueue", "trainer-controller-manager", "jobset", "kube-apiserver", "etcd", "kwok", PatchedKueue} {
+		if target, err := os.Readlink(filepath.Join(bin, b)); err == nil {
+			out[b] = target
+		} else if _, err := os.Stat(filepath.Join(bin, b)); err == nil {
+			out[b] = b
+		}
+	}
+	courier := filepath.Join(bin, "courier")
+	out["courier"] = benchreport.BinaryVersion(courier)
+	// Binaries built with -buildvcs=false carry no commit: the work tree's
+	// says what the harness, at least, was.
+	if desc, err := exec.Command("git", "describe", "--always", "--dirty").Output(); err == nil {
+		out["workTree"] = strings.TrimSpace(string(desc))
+	}
+	return out
+}

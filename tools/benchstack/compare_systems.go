@@ -1,0 +1,94 @@
+package benchstack
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+
+	"github.com/courierdev/courier/tools/localcluster"
+)
+
+// System is one dispatcher the comparison runs the loads through.
+type System struct {
+	// Name is short, for flags and file names; Label is what the output
+	// calls it.
+	Name, Label string
+	// Check is the AdmissionCheck the manager's ClusterQueue points at.
+	Check string
+	// Kueue is the manager Kueue binary, relative to the bin folder.
+	Kueue string
+	// Process is the dispatcher's recorded process, and Program the
+	// start of its user agent on the workers.
+	Process, Program string
+	// Note qualifies the dispatcher's cost.
+	Note string
+}
+
+// The systems, in the order they run under each load.
+const (
+	SystemCourier       = "courier"
+	SystemMultiKueue    = "multikueue"
+	SystemMultiKueueQPS = "multikueue-qps"
+)
+
+// PatchedKueue is the binary tools/hack/build-kueue-multikueue-qps.sh builds.
+const PatchedKueue = "kueue-v0.19.1-multikueue-qps1000"
+
+// Systems lists every system by name.
+var Systems = map[string]System{
+	SystemCourier: {Name: SystemCourier, Label: "Courier (defaults, BestFit)", Check: localcluster.CheckName,
+		Kueue: "kueue", Process: localcluster.CourierProcess, Program: "courier"},
+	SystemMultiKueue: {Name: SystemMultiKueue, Label: "MultiKueue v0.19.1", Check: localcluster.MultiKueueCheckName,
+		Kueue: "kueue", Process: localcluster.KueueProcess, Program: "kueue",
+		Note: "the whole manager Kueue process, which also admits the workloads"},
+	SystemMultiKueueQPS: {Name: SystemMultiKueueQPS, Label: "MultiKueue v0.19.1 + worker QPS 1000 (kueue#15206)", Check: localcluster.MultiKueueCheckName,
+		Kueue: PatchedKueue, Process: localcluster.KueueProcess, Program: "kueue",
+		Note: "the whole manager Kueue process, which also admits the workloads"},
+}
+
+// SystemOrder is the order the systems run in under each load.
+var SystemOrder = []string{SystemCourier, SystemMultiKueue, SystemMultiKueueQPS}
+
+// switchTo makes sys the dispatcher: the manager Kueue binary it needs,
+// restarted if another runs, and the ClusterQueue pointed at its check,
+// waiting until the ClusterQueue is Active again.
+func switchTo(ctx context.Context, env *localcluster.Env, sys System, logf func(string, ...any)) error {
+	want := filepath.Join(env.Bin, sys.Kueue)
+	running, err := env.KueueBinary()
+	if err != nil {
+		return err
+	}
+	if running != want {
+		logf("Restarting the manager's Kueue as %s", want)
+		if _, err := env.RestartManagerKueue(ctx, want); err != nil {
+			return fmt.Errorf("restarting the manager's Kueue: %w", err)
+		}
+	}
+	if err := env.UseCheck(ctx, sys.Check); err != nil {
+		return err
+	}
+	mgr, err := env.Client(env.Manager)
+	if err != nil {
+		return err
+	}
+	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		cq := &kueue.ClusterQueue{}
+		if err := mgr.Get(ctx, client.ObjectKey{Name: localcluster.ClusterQueue}, cq); err != nil {
+			return false, err
+		}
+		checks := cq.Spec.AdmissionChecksStrategy
+		return checks != nil && len(checks.AdmissionChecks) == 1 && string(checks.AdmissionChecks[0].Name) == sys.Check &&
+			meta.IsStatusConditionTrue(cq.Status.Conditions, kueue.ClusterQueueActive) &&
+			cq.Status.ReservingWorkloads == 0 && cq.Status.PendingWorkloads == 0, nil
+	})
+	if err != nil {
+		return fmt.Errorf("waiting for ClusterQueue %s to be Active with check %s and empty: %w", localcluster.ClusterQueue, sys.Check, err)
+	}
+	return nil
+}

@@ -1,0 +1,99 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/courierdev/courier/tools/benchstack"
+)
+
+// runCompare runs Courier and MultiKueue through the same loads on the same
+// local clusters (make bench).
+func runCompare(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("compare", flag.ContinueOnError)
+	smoke := fs.Bool("smoke", false, "A run of a few minutes to check the harness: --bursts 40 --rates 1 --rate-jobs 20 --batch-jobs 20 --timeout 10m, unless those are given too.")
+	dir := fs.String("dir", "_output/bench-compare", "Folder of the environment the comparison brings up and down: kubeconfigs, logs, state.")
+	bin := fs.String("bin", "bin", "Folder of the binaries of `make e2e-binaries build` and tools/hack/build-kueue-multikueue-qps.sh.")
+	out := fs.String("out", "_output/bench-compare-results", "Folder for the comparison's JSON and PNGs.")
+	workers := fs.Int("workers", 2, "Identical worker clusters of 2x8 GPUs.")
+	bursts := fs.String("bursts", "500,1000", "Comma-separated burst sizes: TrainJobs submitted at once; empty for none.")
+	rates := fs.String("rates", "0.5,1,2", "Comma-separated steady rates, TrainJobs per second; empty for none. The machine here is about half busy at 0.5/s, near saturation at 1/s and past it at 2/s.")
+	rateJobs := fs.Int("rate-jobs", 200, "TrainJobs submitted at each steady rate.")
+	batchJobs := fs.Int("batch-jobs", 500, "A burst of batch Jobs through Courier's external framework, for Courier only; 0 for none.")
+	systems := fs.String("systems", strings.Join(benchstack.SystemOrder, ","), "Comma-separated systems to run under each load, in this order: "+strings.Join(benchstack.SystemOrder, ", ")+".")
+	runFor := fs.Duration("run-for", 0, "How long each job's pods run on the simulated nodes; 0 completes them at once.")
+	timeout := fs.Duration("timeout", 30*time.Minute, "Time limit of each phase, from its first submission.")
+	profile := fs.Bool("profile", true, "Save Courier's CPU profiles of each of its phases, in 10 s slices, under --dir; `go tool pprof -top bin/courier FILES` merges them.")
+	keep := fs.Bool("keep", false, "Leave the environment up at the end; bin/courier-local down --dir DIR stops it.")
+	if help, err := parse(fs, args); help || err != nil {
+		return err
+	}
+	if *smoke {
+		set := map[string]bool{}
+		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+		if !set["bursts"] {
+			*bursts = "40"
+		}
+		if !set["rates"] {
+			*rates = "1"
+		}
+		if !set["rate-jobs"] {
+			*rateJobs = 20
+		}
+		if !set["batch-jobs"] {
+			*batchJobs = 20
+		}
+		if !set["timeout"] {
+			*timeout = 10 * time.Minute
+		}
+	}
+	bs, err := listOf("bursts", *bursts, strconv.Atoi)
+	if err != nil {
+		return err
+	}
+	rs, err := listOf("rates", *rates, func(s string) (float64, error) { return strconv.ParseFloat(s, 64) })
+	if err != nil {
+		return err
+	}
+	ss, err := listOf("systems", *systems, func(s string) (string, error) { return s, nil })
+	if err != nil {
+		return err
+	}
+	return benchstack.Compare(ctx, benchstack.CompareOptions{
+		Command:   strings.Join(append([]string{"courier-bench", "compare"}, args...), " "),
+		Dir:       *dir,
+		Bin:       *bin,
+		OutDir:    *out,
+		Workers:   *workers,
+		Bursts:    bs,
+		Rates:     rs,
+		RateJobs:  *rateJobs,
+		BatchJobs: *batchJobs,
+		Systems:   ss,
+		RunFor:    *runFor,
+		Timeout:   *timeout,
+		Keep:      *keep,
+		Profile:   *profile,
+	}, os.Stdout)
+}
+
+// listOf parses a comma-separated list; an empty string is an empty list.
+func listOf[T any](flagName, s string, parse func(string) (T, error)) ([]T, error) {
+	var out []T
+	if strings.TrimSpace(s) == "" {
+		return out, nil
+	}
+	for f := range strings.SplitSeq(s, ",") {
+		v, err := parse(strings.TrimSpace(f))
+		if err != nil {
+			return nil, fmt.Errorf("parsing --%s: %w", flagName, err)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}

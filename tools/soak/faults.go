@@ -1,0 +1,569 @@
+package soak
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/util/retry"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+
+	courier "github.com/courierdev/courier/api/v1alpha1"
+	"github.com/courierdev/courier/pkg/adapter"
+	trainertesting "github.com/courierdev/courier/pkg/testing/trainer"
+	"github.com/courierdev/courier/tools/localcluster"
+)
+
+// How long the faults last, besides the pause longer than
+// workerLostTimeout, which lasts that plus pauseLongExtra.
+const (
+	pauseShortFor  = 10 * time.Second
+	pauseLongExtra = 20 * time.Second
+	downFor        = 5 * time.Second
+	brokenFor      = 15 * time.Second
+	checkGoneFor   = 10 * time.Second
+	// settleComponents is the wait, after an API server is back, before the
+	// components that exited without it are started again.
+	settleComponents = 3 * time.Second
+	// superviseEvery is how often the workers' controllers are looked at.
+	superviseEvery = 5 * time.Second
+	// findFor bounds the wait for a fault's subject: a copy to delete, a
+	// worker that holds jobs.
+	findFor = 90 * time.Second
+	// restoreFor bounds a restoration that runs after the soak was
+	// cancelled.
+	restoreFor = 4 * time.Minute
+)
+
+// Fault is one fault as it was injected.
+type Fault struct {
+	Planned
+	Started  time.Time `json:"started,omitzero"`
+	Restored time.Time `json:"restored,omitzero"`
+	// Note says what the fault hit: a job, a leader, a process.
+	Note  string `json:"note,omitempty"`
+	Error string `json:"error,omitempty"`
+}
+
+// Foreign is an object created on a worker under a job's name before the
+// job was submitted; Courier must leave it alone.
+type Foreign struct {
+	Worker string  `json:"worker"`
+	Kind   JobKind `json:"kind"`
+	Name   string  `json:"name"`
+	UID    string  `json:"uid"`
+}
+
+// injector injects the faults into a running environment.
+type injector struct {
+	env     *localcluster.Env
+	mgr     client.Client
+	workers map[string]client.Client
+	rec     *recorder
+	run     string
+	// lostTimeout is Courier's workerLostTimeout.
+	lostTimeout time.Duration
+	courier     *replicas
+	creds       *credentials
+	logf        func(string, ...any)
+
+	mu sync.Mutex
+	// seq numbers the objects faults create.
+	seq     int
+	foreign []Foreign
+}
+
+func (in *injector) next() int {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	in.seq++
+	return in.seq
+}
+
+// runFaults injects the planned faults at their time from start, at most
+// one at a time per target, and returns them with their times, once every
+// one is restored. A fault that cannot be injected is recorded with its
+// error; the others go on.
+func (in *injector) runFaults(ctx context.Context, plan []Planned, start time.Time) []*Fault {
+	locks := map[string]*sync.Mutex{}
+	// peerLocks keep the supervisor from starting a peer that a fault
+	// stopped on purpose (kueue-restart) before the fault starts it again.
+	// They are apart from locks: the faults that wait for a running copy
+	// hold a worker's lock for up to 90 s each, back to back, and a peer
+	// that exited meanwhile must not wait for them.
+	peerLocks := map[string]*sync.Mutex{}
+	for _, c := range append([]string{in.env.Manager}, in.env.Workers...) {
+		peerLocks[c] = &sync.Mutex{}
+	}
+	for _, w := range in.env.Workers {
+		locks[w] = &sync.Mutex{}
+	}
+	for _, p := range plan {
+		if locks[p.Target] == nil {
+			locks[p.Target] = &sync.Mutex{}
+		}
+	}
+	superviseCtx, stopSupervising := context.WithCancel(ctx)
+	supervised := make(chan struct{})
+	go func() {
+		defer close(supervised)
+		in.superviseControllers(superviseCtx, locks, peerLocks)
+	}()
+	defer func() { stopSupervising(); <-supervised }()
+	out := make([]*Fault, len(plan))
+	var wg sync.WaitGroup
+	for i, p := range plan {
+		f := &Fault{Planned: p}
+		out[i] = f
+		wg.Go(func() {
+			select {
+			case <-time.After(time.Until(start.Add(p.At))):
+			case <-ctx.Done():
+				f.Error = "not injected: " + ctx.Err().Error()
+				return
+			}
+			locks[p.Target].Lock()
+			defer locks[p.Target].Unlock()
+			if l := peerLocks[p.Target]; l != nil && p.Kind == KueueRestart {
+				l.Lock()
+				defer l.Unlock()
+			}
+			if ctx.Err() != nil {
+				f.Error = "not injected: " + ctx.Err().Error()
+				return
+			}
+			f.Started = time.Now()
+			in.logf("fault %s on %s", p.Kind, p.Target)
+			note, err := in.inject(ctx, p)
+			f.Restored, f.Note = time.Now(), note
+			if err != nil {
+				f.Error = err.Error()
+				in.logf("fault %s on %s: %v", p.Kind, p.Target, err)
+			}
+		})
+	}
+	wg.Wait()
+	return out
+}
+
+// inject runs one fault to its end, restoring what it broke even when ctx
+// ends, and says what it hit.
+func (in *injector) inject(ctx context.Context, p Planned) (string, error) {
+	dir, bin, w := in.env.Dir, in.env.Bin, p.Target
+	switch p.Kind {
+	case PauseShort, PauseLong:
+		hold := pauseShortFor
+		if p.Kind == PauseLong {
+			hold = in.lostTimeout + pauseLongExtra
+		}
+		if err := localcluster.PauseAPIServer(dir, w); err != nil {
+			return "", err
+		}
+		sleep(ctx, hold)
+		if err := localcluster.ResumeAPIServer(dir, w); err != nil {
+			return "", err
+		}
+		// Components that lost their lease exit a moment after it.
+		time.Sleep(settleComponents)
+		rctx, cancel := restoreContext()
+		defer cancel()
+		return fmt.Sprintf("paused for %s (workerLostTimeout %s)", hold, in.lostTimeout), localcluster.StartCluster(rctx, dir, bin, w)
+	case APIServerKill, ManagerKill: // The manager's target is its cluster's name.
+		if err := localcluster.KillAPIServer(dir, w); err != nil {
+			return "", err
+		}
+		sleep(ctx, downFor)
+		rctx, cancel := restoreContext()
+		defer cancel()
+		return "killed, restarted by kwokctl start", localcluster.StartCluster(rctx, dir, bin, w)
+	case CourierKill:
+		return in.courier.killLeader(ctx)
+	case KueueRestart:
+		name := w + "/kueue"
+		if err := localcluster.KillProcess(dir, name, false); err != nil {
+			return "", err
+		}
+		sleep(ctx, downFor)
+		proc, err := localcluster.RestartProcess(dir, name)
+		if err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("Kueue restarted as PID %d", proc.PID), nil
+	case SecretRotate:
+		// The worker's token controller fills the new token; the fault
+		// holds the worker, so the supervisor does not look after it.
+		return in.creds.rotate(ctx, w, func() error { return in.reviveControllers(w) })
+	case SecretBroken:
+		return in.creds.breakFor(ctx, w, brokenFor)
+	case RemoteDelete:
+		return in.deleteRemote(ctx, w)
+	case RemoteEvict:
+		return in.evictRemote(ctx, w)
+	case ManagerDeactivate:
+		return in.deactivateOnManager(ctx)
+	case ForeignObject:
+		return in.foreignObject(ctx, w)
+	case CheckRecreate:
+		return in.recreateCheck(ctx)
+	case WorkerDelete:
+		return in.deleteWorkerCluster(ctx, w)
+	case QuickJobs:
+		return in.quickJobs(ctx)
+	case ForbiddenPatch:
+		return in.forbiddenPatch(ctx)
+	}
+	return "", fmt.Errorf("unknown fault kind %q", p.Kind)
+}
+
+// restoreContext bounds a restoration, which must run even when the
+// soak's context has ended.
+func restoreContext() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), restoreFor)
+}
+
+func sleep(ctx context.Context, d time.Duration) {
+	select {
+	case <-time.After(d):
+	case <-ctx.Done():
+	}
+}
+
+// liveCopy waits for a job with an unfinished, started copy on worker, or
+// on any worker when worker is "", but those tried.
+func (in *injector) liveCopy(ctx context.Context, worker string, tried map[types.UID]bool) (*Job, *Copy, error) {
+	var job *Job
+	var cp *Copy
+	err := wait.PollUntilContextTimeout(ctx, time.Second, findFor, true, func(context.Context) (bool, error) {
+		for _, j := range in.rec.snapshot() {
+			for _, c := range j.Copies {
+				if (worker == "" || c.Worker == worker) && !c.Started.IsZero() && c.Ended.IsZero() && c.Deleted.IsZero() && j.RunFor >= 5*time.Second && !tried[c.UID] {
+					job, cp = &j, c
+					return true, nil
+				}
+			}
+		}
+		return false, nil
+	})
+	if err != nil {
+		if worker == "" {
+			worker = "any worker"
+		}
+		return nil, nil, fmt.Errorf("waiting %s for a running copy on %s: %w", findFor, worker, err)
+	}
+	return job, cp, nil
+}
+
+// errCopyGone says that the running copy a fault picked went, or was
+// replaced, before the fault reached it: its job ended meanwhile, or
+// Courier moved it.
+var errCopyGone = errors.New("the copy went before the fault reached it")
+
+// gone marks the errors of a copy, or its Workload, no longer there.
+func gone(err error) error {
+	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
+		return fmt.Errorf("%w: %w", errCopyGone, err)
+	}
+	return err
+}
+
+// onLiveCopy runs fault on a running copy on worker, or on any worker when
+// worker is "", and on another while the one it picked went before the
+// fault reached it.
+func (in *injector) onLiveCopy(ctx context.Context, worker string, fault func(*Job, *Copy) (string, error)) (string, error) {
+	tried := map[types.UID]bool{}
+	for {
+		job, cp, err := in.liveCopy(ctx, worker, tried)
+		if err != nil {
+			return "", err
+		}
+		out, err := fault(job, cp)
+		if !errors.Is(err, errCopyGone) {
+			return out, err
+		}
+		tried[cp.UID] = true
+	}
+}
+
+// deleteRemote deletes a running copy on worker behind Courier's back.
+func (in *injector) deleteRemote(ctx context.Context, worker string) (string, error) {
+	return in.onLiveCopy(ctx, worker, func(job *Job, cp *Copy) (string, error) {
+		obj := jobObject(job.JobSpec, in.run)
+		obj.SetUID(cp.UID)
+		err := in.workers[worker].Delete(ctx, obj, client.Preconditions{UID: &cp.UID},
+			client.PropagationPolicy(metav1.DeletePropagationBackground))
+		if err != nil {
+			return "", fmt.Errorf("deleting the copy of %s on %s: %w", job.Name, worker, gone(err))
+		}
+		return fmt.Sprintf("deleted the copy of %s %s (uid %s)", job.Kind, job.Name, cp.UID), nil
+	})
+}
+
+// evictRemote has the worker's Kueue evict a running copy, as its own
+// administrator would: it deactivates the Workload copy the job copy names
+// (spec.active false), and Kueue evicts it and suspends the job.
+func (in *injector) evictRemote(ctx context.Context, worker string) (string, error) {
+	return in.onLiveCopy(ctx, worker, func(job *Job, cp *Copy) (string, error) {
+		c := in.workers[worker]
+		obj := jobObject(job.JobSpec, in.run)
+		if err := c.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
+			return "", fmt.Errorf("getting the copy of %s on %s: %w", job.Name, worker, gone(err))
+		}
+		if obj.GetUID() != cp.UID || obj.GetDeletionTimestamp() != nil {
+			return "", fmt.Errorf("the copy of %s on %s is %s now, not the running %s, or is being deleted: %w", job.Name, worker, obj.GetUID(), cp.UID, errCopyGone)
+		}
+		name := obj.GetLabels()[adapter.PrebuiltWorkloadLabel]
+		if name == "" {
+			return "", fmt.Errorf("the copy of %s on %s has no label %s", job.Name, worker, adapter.PrebuiltWorkloadLabel)
+		}
+		if err := setActive(ctx, c, client.ObjectKey{Namespace: obj.GetNamespace(), Name: name}, false); err != nil {
+			return "", fmt.Errorf("deactivating the Workload of %s on %s: %w", job.Name, worker, gone(err))
+		}
+		return fmt.Sprintf("deactivated Workload %s of %s %s (copy uid %s)", name, job.Kind, job.Name, cp.UID), nil
+	})
+}
+
+// deactivateOnManager deactivates the manager Workload of a running job,
+// as its owner pausing it would, waits until Courier has removed the copy
+// from its worker, and activates the Workload again. It is activated
+// again in any case, once the wait is over.
+func (in *injector) deactivateOnManager(ctx context.Context) (string, error) {
+	job, cp, err := in.liveCopy(ctx, "", nil)
+	if err != nil {
+		return "", err
+	}
+	if job.Workload == "" {
+		return "", fmt.Errorf("no manager Workload recorded for %s", job.Name)
+	}
+	key := client.ObjectKey{Namespace: localcluster.Namespace, Name: job.Workload}
+	if err := setActive(ctx, in.mgr, key, false); err != nil {
+		return "", err
+	}
+	start := time.Now()
+	waitErr := wait.PollUntilContextTimeout(ctx, time.Second, findFor, true, func(context.Context) (bool, error) {
+		for _, j := range in.rec.snapshot() {
+			if j.Name != job.Name {
+				continue
+			}
+			for _, c := range j.Copies {
+				if c.UID == cp.UID {
+					return !c.Deleted.IsZero(), nil
+				}
+			}
+		}
+		return false, nil
+	})
+	removed := time.Since(start).Round(time.Second)
+	rctx, cancel := restoreContext()
+	defer cancel()
+	if err := setActive(rctx, in.mgr, key, true); err != nil {
+		return "", err
+	}
+	note := fmt.Sprintf("deactivated Workload %s of %s %s while it ran on %s; its copy removed after %s, activated again", job.Workload, job.Kind, job.Name, cp.Worker, removed)
+	if waitErr != nil {
+		return note, fmt.Errorf("the copy of %s on %s still existed %s after its manager Workload was deactivated: %w", job.Name, cp.Worker, findFor, waitErr)
+	}
+	return note, nil
+}
+
+// setActive sets spec.active of a Workload.
+func setActive(ctx context.Context, c client.Client, key client.ObjectKey, active bool) error {
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		wl := &kueue.Workload{}
+		if err := c.Get(ctx, key, wl); err != nil {
+			return err
+		}
+		wl.Spec.Active = ptr.To(active)
+		return c.Update(ctx, wl)
+	})
+	if err != nil {
+		return fmt.Errorf("setting spec.active of Workload %s to %t: %w", key, active, err)
+	}
+	return nil
+}
+
+// foreignObject creates, on worker, a suspended job nobody queues under
+// the name of a job, then submits that job to the manager.
+func (in *injector) foreignObject(ctx context.Context, worker string) (string, error) {
+	n := in.next()
+	spec := JobSpec{Name: fmt.Sprintf("soak-%s-foreign-%d", in.run, n), Kind: TrainJob, RunFor: 5 * time.Second}
+	if n%2 == 0 {
+		spec.Kind = BatchJob
+	}
+	obj := jobObject(spec, in.run)
+	// Not the run's, not queued, suspended: nothing runs it, and the
+	// soak's informers do not take it for a copy.
+	obj.SetLabels(map[string]string{"soak.courier.dev/foreign": in.run})
+	foreignSpec(obj)
+	if err := in.workers[worker].Create(ctx, obj); err != nil {
+		return "", fmt.Errorf("creating a foreign %s %s on %s: %w", spec.Kind, spec.Name, worker, err)
+	}
+	in.mu.Lock()
+	in.foreign = append(in.foreign, Foreign{Worker: worker, Kind: spec.Kind, Name: spec.Name, UID: string(obj.GetUID())})
+	in.mu.Unlock()
+	if err := submit(ctx, in.mgr, spec, in.run, in.rec); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("foreign %s %s on %s, then the same job submitted", spec.Kind, spec.Name, worker), nil
+}
+
+// recreateCheck deletes Courier's AdmissionCheck and creates it again.
+// Kueue keeps an AdmissionCheck a ClusterQueue uses Terminating (its
+// resource-in-use finalizer); after checkGoneFor the fault removes that
+// finalizer, as someone forcing the deletion would, so that the check is
+// really gone for checkGoneFor before it is created again.
+func (in *injector) recreateCheck(ctx context.Context) (string, error) {
+	key := client.ObjectKey{Name: localcluster.CheckName}
+	ac := &kueue.AdmissionCheck{}
+	if err := in.mgr.Get(ctx, key, ac); err != nil {
+		return "", fmt.Errorf("getting AdmissionCheck %s: %w", ac.Name, err)
+	}
+	if err := in.mgr.Delete(ctx, ac); err != nil {
+		return "", fmt.Errorf("deleting AdmissionCheck %s: %w", ac.Name, err)
+	}
+	sleep(ctx, checkGoneFor)
+	rctx, cancel := restoreContext()
+	defer cancel()
+	err := wait.PollUntilContextTimeout(rctx, time.Second, restoreFor, true, func(ctx context.Context) (bool, error) {
+		cur := &kueue.AdmissionCheck{}
+		if err := in.mgr.Get(ctx, key, cur); err != nil {
+			return apierrors.IsNotFound(err), nil
+		}
+		cur.Finalizers = nil
+		_ = in.mgr.Update(ctx, cur)
+		return false, nil
+	})
+	if err != nil {
+		return "", fmt.Errorf("removing the finalizers of AdmissionCheck %s: %w", ac.Name, err)
+	}
+	sleep(ctx, checkGoneFor)
+	fresh := &kueue.AdmissionCheck{ObjectMeta: metav1.ObjectMeta{Name: ac.Name, Labels: ac.Labels}, Spec: ac.Spec}
+	err = wait.PollUntilContextTimeout(rctx, time.Second, restoreFor, true, func(ctx context.Context) (bool, error) {
+		return in.mgr.Create(ctx, fresh.DeepCopy()) == nil, nil
+	})
+	if err != nil {
+		return "", fmt.Errorf("creating AdmissionCheck %s again: %w", ac.Name, err)
+	}
+	return fmt.Sprintf("deleted (Terminating for %s, Kueue's finalizer then removed), gone for %s, created again", checkGoneFor, checkGoneFor), nil
+}
+
+// managerBack is how a fault waits for the manager's API server while a
+// manager-apiserver-kill restarts it: a second at a time, up to a minute.
+var managerBack = wait.Backoff{Duration: time.Second, Factor: 1, Steps: 60}
+
+// serverDown tells an error of an API server that does not serve now:
+// one restarting, or its connection gone.
+func serverDown(err error) bool {
+	return utilnet.IsConnectionRefused(err) || utilnet.IsConnectionReset(err) || utilnet.IsProbableEOF(err) ||
+		apierrors.IsServiceUnavailable(err) || apierrors.IsServerTimeout(err) || apierrors.IsTimeout(err)
+}
+
+// deleteWorkerCluster deletes a WorkerCluster that holds a running job,
+// waits until Courier has drained it and it is gone, and creates it again.
+func (in *injector) deleteWorkerCluster(ctx context.Context, worker string) (string, error) {
+	job, _, err := in.liveCopy(ctx, worker, nil)
+	if err != nil {
+		return "", err
+	}
+	// The fault's target is the worker, so a manager-apiserver-kill may
+	// overlap it: the manager is waited for.
+	wc := &courier.WorkerCluster{}
+	if err := retry.OnError(managerBack, serverDown, func() error {
+		return in.mgr.Get(ctx, client.ObjectKey{Name: worker}, wc)
+	}); err != nil {
+		return "", fmt.Errorf("getting WorkerCluster %s: %w", worker, err)
+	}
+	if err := retry.OnError(managerBack, serverDown, func() error {
+		return client.IgnoreNotFound(in.mgr.Delete(ctx, wc)) // A retry after a delete that went through.
+	}); err != nil {
+		return "", fmt.Errorf("deleting WorkerCluster %s: %w", worker, err)
+	}
+	rctx, cancel := context.WithTimeout(context.Background(), in.lostTimeout+restoreFor+time.Minute)
+	defer cancel()
+	start := time.Now()
+	err = wait.PollUntilContextCancel(rctx, time.Second, true, func(ctx context.Context) (bool, error) {
+		err := in.mgr.Get(ctx, client.ObjectKey{Name: worker}, &courier.WorkerCluster{})
+		return apierrors.IsNotFound(err), nil
+	})
+	drained := time.Since(start).Round(time.Second)
+	// Created again in any case, once gone: a drain that took too long
+	// fails the fault, not the rest of the soak.
+	cctx, ccancel := restoreContext()
+	defer ccancel()
+	fresh := &courier.WorkerCluster{ObjectMeta: metav1.ObjectMeta{Name: wc.Name, Labels: wc.Labels}, Spec: wc.Spec}
+	createErr := wait.PollUntilContextTimeout(cctx, time.Second, restoreFor, true, func(ctx context.Context) (bool, error) {
+		return in.mgr.Create(ctx, fresh.DeepCopy()) == nil, nil
+	})
+	note := fmt.Sprintf("deleted while it ran %s; gone after %s, created again", job.Name, drained)
+	if err != nil {
+		return note, fmt.Errorf("WorkerCluster %s still existed %s after its deletion (its Draining condition says what holds it): %w", worker, drained, errors.Join(err, createErr))
+	}
+	return note, createErr
+}
+
+// quickJobs submits a burst of jobs that finish a second after they start.
+func (in *injector) quickJobs(ctx context.Context) (string, error) {
+	n := in.next()
+	var names []string
+	for i := range quickJobsPerBurst {
+		spec := JobSpec{Name: fmt.Sprintf("soak-%s-quick-%d-%d", in.run, n, i), Kind: TrainJob, RunFor: time.Second}
+		if i%2 == 1 {
+			spec.Kind = BatchJob
+		}
+		if err := submit(ctx, in.mgr, spec, in.run, in.rec); err != nil {
+			return strings.Join(names, " "), err
+		}
+		names = append(names, spec.Name)
+	}
+	return strings.Join(names, " "), nil
+}
+
+// forbiddenPatch submits a TrainJob whose RuntimePatch sets env on the node
+// container, which the workers' Trainer forbids. Courier's webhook on the
+// manager refuses it now, so that none reaches a worker: the fault asserts
+// that refusal.
+func (in *injector) forbiddenPatch(ctx context.Context) (string, error) {
+	spec := JobSpec{Name: fmt.Sprintf("soak-%s-forbidden-%d", in.run, in.next()), Kind: TrainJob}
+	in.rec.expect(spec)
+	tj := trainertesting.MakeTrainJob(spec.Name, localcluster.Namespace).Queue(localcluster.LocalQueue).
+		Label(runLabel, in.run).GPUs(1).NodeEnv("example.com/soak", "SOAK", "1").Obj()
+	err := submitJob(ctx, in.mgr, tj)
+	if err == nil {
+		in.rec.submitted(spec.Name, time.Now())
+		return "", fmt.Errorf("the manager accepted TrainJob %s with a RuntimePatch Trainer forbids (env on the node container); Courier's webhook should refuse it", spec.Name)
+	}
+	if !apierrors.IsInvalid(err) {
+		return "", fmt.Errorf("submitting TrainJob %s with a forbidden RuntimePatch: want a 422 refusal, got: %w", spec.Name, err)
+	}
+	in.rec.refused(spec.Name, err.Error())
+	return "refused at submission: " + err.Error(), nil
+}
+
+// checkForeign returns a problem for each foreign object that is gone,
+// was replaced or was taken over by Courier.
+func (in *injector) checkForeign(ctx context.Context) []string {
+	var out []string
+	for _, f := range in.foreign {
+		obj := jobObject(JobSpec{Name: f.Name, Kind: f.Kind}, in.run)
+		err := in.workers[f.Worker].Get(ctx, client.ObjectKeyFromObject(obj), obj)
+		_, labelled := obj.GetLabels()[courier.OriginLabel]
+		switch {
+		case err != nil:
+			out = append(out, fmt.Sprintf("%s %s on %s: %v", f.Kind, f.Name, f.Worker, err))
+		case string(obj.GetUID()) != f.UID:
+			out = append(out, fmt.Sprintf("%s %s on %s was replaced (uid %s, was %s)", f.Kind, f.Name, f.Worker, obj.GetUID(), f.UID))
+		case labelled:
+			out = append(out, fmt.Sprintf("%s %s on %s carries Courier's origin label", f.Kind, f.Name, f.Worker))
+		}
+	}
+	return out
+}
