@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"unicode"
 )
 
 const root = "../.."
@@ -223,4 +224,42 @@ func TestNamedTestsExist(t *testing.T) {
 			}
 		}
 	}
+}
+
+// repoPath is a path of the repository named in a document, in backquotes.
+var repoPath = regexp.MustCompile("`((?:api|cmd|config|charts|docs|e2e|hack|pkg|records|test|tools)/[A-Za-z0-9_./-]*[A-Za-z0-9_])`")
+
+// TestNamedPathsExist: every file or folder of the repository a document
+// in docs/, or the README, names is there.
+func TestNamedPathsExist(t *testing.T) {
+	docs, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs = append(docs, filepath.Join(root, "README.md"))
+	for _, doc := range docs {
+		data, err := os.ReadFile(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rel, _ := filepath.Rel(root, doc)
+		for _, m := range repoPath.FindAllStringSubmatch(string(data), -1) {
+			path := m[1]
+			if dir, name := filepath.Split(path); strings.Contains(name, ".") && unicode.IsUpper(rune(name[strings.Index(name, ".")+1])) {
+				// A Go identifier, pkg/config.Load: its package must exist.
+				path = dir + name[:strings.Index(name, ".")]
+			}
+			if parts := strings.Split(path, "/"); len(parts) > 2 && !isDir(filepath.Join(root, parts[0], parts[1])) {
+				continue // Another project's path, Kueue's say.
+			}
+			if _, err := os.Stat(filepath.Join(root, path)); err != nil {
+				t.Errorf("%s names %s, which does not exist", rel, m[1])
+			}
+		}
+	}
+}
+
+func isDir(path string) bool {
+	info, err := os.Stat(path)
+	return err == nil && info.IsDir()
 }

@@ -117,7 +117,7 @@ func (w *TrainJobWrapper) HoldPods(manager string) *TrainJobWrapper {
 }
 
 // RunForAnnotation is the pod annotation kwok's pod-complete stage reads
-// its delay from, in the local clusters (test/localcluster).
+// its delay from, in the local clusters (tools/localcluster).
 const RunForAnnotation = "pod-complete.stage.kwok.x-k8s.io/delay"
 
 // PodAnnotation adds a RuntimePatch entry owned by manager that annotates

@@ -352,7 +352,7 @@ var _ = Describe("Dispatching a TrainJob", func() {
 
 	// The job's name is taken on the worker that admitted it: the job never
 	// ran there, so it goes to another worker at once, not through a Retry
-	// and Kueue's requeue backoff (docs/soak.md, finding 16).
+	// and Kueue's requeue backoff.
 	It("sends the job to another worker at once when the worker that admitted it holds a foreign job of its name", func(ctx context.Context) {
 		first, second := env.Workers[0], env.Workers[1]
 		tj := trainJob(ns).Obj()

@@ -66,7 +66,7 @@ func runCache(workers *cluster.Cache, name string, worker *framework.Cluster) {
 // A pass a worker's change brings can act on the worker only if the worker
 // counts as connected then. A worker that comes back holds the copies of
 // jobs dispatched elsewhere while it was lost, and nothing but their
-// informer's adds brings the passes that remove them (soak.md, finding 21).
+// informer's adds brings the passes that remove them.
 var _ = Describe("A worker's changes", func() {
 	It("reach the dispatcher once the worker counts as connected, starting with what it holds, and again after it comes back", func(ctx context.Context) {
 		worker := env.Workers[1]
@@ -113,8 +113,7 @@ var _ = Describe("A worker's changes", func() {
 	})
 
 	// Courier holds a job back while a job copy it created may run unseen:
-	// until the worker's informer has read up to its create (soak.md,
-	// finding 18).
+	// until the worker's informer has read up to its create.
 	It("says whether a worker's informer has read up to a write", func(ctx context.Context) {
 		worker := env.Workers[1]
 		ns, err := worker.CreateNamespace(ctx, "reached")
