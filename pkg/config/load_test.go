@@ -70,6 +70,9 @@ func TestLoad(t *testing.T) {
 			file: header + `origin: team-a
 namespace: batch
 workerLostTimeout: 2m
+lostWorkerPolicy: Timeout
+fence: {namespace: fences, timeout: 1m, heartbeatInterval: 5s, stopGrace: 30s}
+selfFault: {share: 75, window: 1m}
 gcInterval: 30s
 dispatchConcurrency: 4
 statusMirrorDelay: 0s
@@ -80,6 +83,10 @@ leaderElection: {leaderElect: false}
 				c.Origin = "team-a"
 				c.Namespace = "batch"
 				c.WorkerLostTimeout.Duration = 2 * time.Minute
+				c.LostWorkerPolicy = courier.LostWorkerTimeout
+				c.Fence = &configv1alpha1.Fence{Namespace: "fences", Timeout: &metav1.Duration{Duration: time.Minute},
+					HeartbeatInterval: &metav1.Duration{Duration: 5 * time.Second}, StopGrace: &metav1.Duration{Duration: 30 * time.Second}}
+				c.SelfFault = &configv1alpha1.SelfFault{Share: ptr.To[int32](75), Window: &metav1.Duration{Duration: time.Minute}}
 				c.GCInterval.Duration = 30 * time.Second
 				c.DispatchConcurrency = ptr.To[int32](4)
 				c.StatusMirrorDelay.Duration = 0
@@ -139,6 +146,22 @@ leaderElection: {leaderElect: false}
 		"wrong kind": {
 			file:    "apiVersion: config.courier.dev/v1alpha1\nkind: Settings\n",
 			wantErr: []string{"Settings"},
+		},
+		"a Fenced workerLostTimeout too short for the fence names the margin it needs": {
+			file:    header + "workerLostTimeout: 3m\n",
+			wantErr: []string{`workerLostTimeout: Invalid value: "3m0s": must be at least 5m12s under lostWorkerPolicy Fenced`},
+		},
+		"a shorter fence timeout lets a shorter workerLostTimeout through": {
+			file: header + "workerLostTimeout: 3m\nfence: {timeout: 30s, stopGrace: 30s}\n",
+			want: func(c *configv1alpha1.Configuration) {
+				c.WorkerLostTimeout.Duration = 3 * time.Minute
+				c.Fence.Timeout.Duration, c.Fence.StopGrace.Duration = 30*time.Second, 30*time.Second
+			},
+		},
+		"lost-worker settings out of bounds name their fields": {
+			file: header + "lostWorkerPolicy: Sometimes\nfence: {namespace: Bad_NS, timeout: 20s, heartbeatInterval: 10s}\nselfFault: {share: 0, window: 0s}\n",
+			wantErr: []string{`lostWorkerPolicy: Unsupported value: "Sometimes"`, `fence.namespace: Invalid value: "Bad_NS"`,
+				`fence.heartbeatInterval: Invalid value: "10s": must be at most a third of fence.timeout`, "selfFault.share: Invalid value: 0", `selfFault.window: Invalid value: "0s"`},
 		},
 		"invalid values name their fields": {
 			file: header + `origin: "not a label value!"

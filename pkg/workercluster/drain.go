@@ -69,7 +69,7 @@ func (r *Reconciler) drain(ctx context.Context, wc *courier.WorkerCluster) (bool
 		}
 		cond.Reason = courier.ReasonWorkloadsPlaced
 		cond.Message = fmt.Sprintf("%d workloads still need this worker (%s). They run on; those still running at %s, workerLostTimeout after the deletion, are dispatched elsewhere.",
-			len(placed), strings.Join(names, ", "), wc.DeletionTimestamp.Add(r.lost).UTC().Format(time.RFC3339))
+			len(placed), strings.Join(names, ", "), wc.DeletionTimestamp.Add(r.lost.Timeout).UTC().Format(time.RFC3339))
 		return false, cond, nil
 	}
 	if err := r.placements.Release(ctx, wc.Name); err != nil {
