@@ -129,6 +129,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		}
 	}
 
+	if wc.DeletionTimestamp == nil {
+		if err := r.holdCredentials(ctx, wc, false); err != nil {
+			return reconcile.Result{}, err
+		}
+	}
 	state, err := r.observe(ctx, wc)
 	if err != nil {
 		return reconcile.Result{}, err

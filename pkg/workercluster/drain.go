@@ -75,6 +75,9 @@ func (r *Reconciler) drain(ctx context.Context, wc *courier.WorkerCluster) (bool
 	if err := r.placements.Release(ctx, wc.Name); err != nil {
 		return false, cond, fmt.Errorf("releasing Courier's objects on the worker: %w", err)
 	}
+	if err := r.holdCredentials(ctx, wc, true); err != nil {
+		return false, cond, err
+	}
 	before := wc.DeepCopy()
 	controllerutil.RemoveFinalizer(wc, courier.DrainFinalizer)
 	if err := r.client.Patch(ctx, wc, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
