@@ -52,7 +52,7 @@ func TestE2E(t *testing.T) {
 	RunSpecs(t, "Courier e2e suite")
 }
 
-var _ = BeforeSuite(func() {
+var _ = BeforeSuite(func(ctx context.Context) {
 	SetDefaultEventuallyTimeout(2 * time.Minute)
 	SetDefaultEventuallyPollingInterval(500 * time.Millisecond)
 	manager = connect("manager", mustEnv("COURIER_E2E_MANAGER_KUBECONFIG"))
@@ -62,6 +62,9 @@ var _ = BeforeSuite(func() {
 		workers = append(workers, connect(name, path))
 	}
 	Expect(len(workers)).To(BeNumerically(">=", 2), "the suite needs two workers")
+	// An environment just set up may not serve yet what its Deployments
+	// report Available for.
+	recordServing(ctx)
 })
 
 func mustEnv(name string) string {
