@@ -11,7 +11,8 @@
 //	COURIER_E2E_MANAGER_KUBECONFIG  the manager's kubeconfig
 //	COURIER_E2E_WORKERS             name=kubeconfig,... one per worker, named as its WorkerCluster
 //	COURIER_E2E_STOP_WORKER         a command that stops a worker's API server; the worker's name is appended
-//	COURIER_E2E_START_WORKER        a command that starts it again
+//	COURIER_E2E_START_WORKER        a command that starts it again; it may return once the API server
+//	                                answers: the suite waits for the nodes and webhooks itself
 package e2e
 
 import (
