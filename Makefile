@@ -45,6 +45,13 @@ K8S_LDFLAGS := -X k8s.io/component-base/version.gitVersion=$(K8S_VERSION) \
 	-X k8s.io/component-base/version.gitTreeState=clean \
 	-X k8s.io/component-base/version.buildDate=1970-01-01T00:00:00Z
 
+# The version and revision Courier's binaries report (pkg/version): the
+# nearest v* tag, else v0.0.0-dev, and the commit, "-dirty" with changes.
+VERSION ?= $(shell git describe --tags --match 'v*' --dirty 2>/dev/null || echo v0.0.0-dev)
+REVISION := $(shell git rev-parse HEAD 2>/dev/null)$(shell git diff --quiet HEAD 2>/dev/null || echo -dirty)
+VERSION_PKG := github.com/courierdev/courier/pkg/version
+GO_LDFLAGS := -X $(VERSION_PKG).version=$(VERSION) -X $(VERSION_PKG).revision=$(REVISION)
+
 GO_DIRS := api cmd pkg test hack
 GO_TEST_FLAGS ?=
 # test/manifests renders the chart and config/ with bin/helm and
@@ -76,10 +83,10 @@ demo-down: ## Stop the demo's clusters and processes.
 ##@ Development
 
 .PHONY: build
-build: ## Build bin/courier, bin/courier-local and bin/kubectl-courier.
-	go build -o $(BIN)/courier ./cmd/courier
+build: ## Build bin/courier, bin/courier-local and bin/kubectl-courier, stamped with VERSION.
+	go build -ldflags "$(GO_LDFLAGS)" -o $(BIN)/courier ./cmd/courier
 	go build -o $(BIN)/courier-local ./cmd/courier-local
-	go build -o $(BIN)/kubectl-courier ./cmd/kubectl-courier
+	go build -ldflags "$(GO_LDFLAGS)" -o $(BIN)/kubectl-courier ./cmd/kubectl-courier
 
 .PHONY: generate
 generate: $(CONTROLLER_GEN) ## Generate deepcopy code.

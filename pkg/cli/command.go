@@ -64,7 +64,7 @@ func NewCommand(streams genericiooptions.IOStreams) *cobra.Command {
 	root.PersistentFlags().StringVarP(&o.output, "output", "o", "table", "Output format: table, json or yaml.")
 	root.PersistentFlags().StringVar(&o.courierNamespace, "courier-namespace", configv1alpha1.DefaultNamespace,
 		"Courier's namespace on the manager, where the workers' kubeconfig Secrets are (the Configuration's namespace).")
-	root.AddCommand(o.statusCommand(), o.clustersCommand(), o.explainCommand())
+	root.AddCommand(o.statusCommand(), o.clustersCommand(), o.explainCommand(), o.versionCommand())
 	return root
 }
 

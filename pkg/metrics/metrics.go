@@ -48,7 +48,7 @@ var (
 )
 
 func init() {
-	metrics.Registry.MustRegister(WorkerConnected, WorkerReconnects, RemoteRequestDuration, RemoteRequestErrors, pending)
+	metrics.Registry.MustRegister(WorkerConnected, WorkerReconnects, RemoteRequestDuration, RemoteRequestErrors, pending, buildInfo)
 	metrics.Registry.MustRegister(dispatchCollectors...)
 }
 
