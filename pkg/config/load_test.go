@@ -27,7 +27,7 @@ func defaulted() *configv1alpha1.Configuration {
 		ManagerClient:       &configv1alpha1.ClientConnection{QPS: ptr.To[float32](100), Burst: ptr.To[int32](200)},
 		WorkerClient:        &configv1alpha1.ClientConnection{QPS: ptr.To[float32](500), Burst: ptr.To[int32](1000)},
 		Health:              &configv1alpha1.HealthEndpoint{BindAddress: ":8081"},
-		Metrics:             &configv1alpha1.MetricsEndpoint{BindAddress: ":8080"},
+		Metrics:             &configv1alpha1.MetricsEndpoint{BindAddress: ":8443", SecureServing: ptr.To(true)},
 		Webhook: &configv1alpha1.Webhook{
 			Enable:                      ptr.To(false),
 			Port:                        ptr.To[int32](9443),
@@ -117,6 +117,27 @@ leaderElection: {leaderElect: false}
 				c.Webhook.CertManagement = configv1alpha1.CertManagementExternal
 				c.Webhook.CertDir = "/certs"
 			},
+		},
+		"metrics over plain HTTP when asked for": {
+			file: header + "metrics: {bindAddress: \"127.0.0.1:8080\", secureServing: false}\n",
+			want: func(c *configv1alpha1.Configuration) {
+				c.Metrics = &configv1alpha1.MetricsEndpoint{BindAddress: "127.0.0.1:8080", SecureServing: ptr.To(false)}
+			},
+		},
+		"metrics certificate from a folder": {
+			file: header + "metrics: {certDir: /certs}\n",
+			want: func(c *configv1alpha1.Configuration) {
+				c.Metrics.CertDir = "/certs"
+			},
+		},
+		"a metrics certificate with plain HTTP": {
+			file:    header + "metrics: {secureServing: false, certDir: /certs}\n",
+			wantErr: []string{"metrics.certDir: Forbidden: a certificate is for HTTPS"},
+		},
+		"bad bind addresses": {
+			file: header + "metrics: {bindAddress: \"8443\"}\nhealth: {bindAddress: \":http-alt\"}\n",
+			wantErr: []string{`metrics.bindAddress: Invalid value: "8443": must be host:port`,
+				`health.bindAddress: Invalid value: ":http-alt": the port must be a number`},
 		},
 		"bad webhook settings": {
 			file: header + `webhook: {enable: true, port: 70000, serviceName: Bad_Service, mutatingConfigurationName: "a b"}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	admissionv1 "k8s.io/api/admissionregistration/v1"
+	appsv1 "k8s.io/api/apps/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -35,6 +36,8 @@ type chartCase struct {
 	wantInjectCA string
 	wantReplicas int32
 	wantPDB      bool
+	// check asserts what else the variant must render.
+	check func(t *testing.T, in *install)
 }
 
 // objectsOf lists the objects a release whose names start with fullname
@@ -42,6 +45,7 @@ type chartCase struct {
 func objectsOf(fullname string, more ...string) []string {
 	ids := append([]string{
 		"ClusterRole " + fullname,
+		"ClusterRole " + fullname + "-metrics-reader",
 		"ClusterRoleBinding " + fullname,
 		"ConfigMap " + fullname + "-config",
 		"CustomResourceDefinition dispatchpolicies.courier.dev",
@@ -84,13 +88,58 @@ var chartCases = map[string]chartCase{
 	},
 	"cert-manager": {
 		release: "prod", namespace: "batch",
-		args: []string{"--set", "webhook.certManagement=CertManager"},
-		wantObjects: without(objectsOf("prod-courier", "Certificate prod-courier-serving-cert", "Issuer prod-courier-selfsigned-issuer"),
+		args: []string{"--set", "webhook.certManagement=CertManager", "--set", "metrics.serviceMonitor.enabled=true"},
+		wantObjects: without(objectsOf("prod-courier", "Certificate prod-courier-serving-cert", "Certificate prod-courier-metrics-cert",
+			"Issuer prod-courier-selfsigned-issuer", "ServiceMonitor prod-courier"),
 			"Secret prod-courier-webhook-server-cert"),
 		wantCertManagement: configv1alpha1.CertManagementExternal,
 		wantJobResources:   []string{"trainjobs"},
 		wantInjectCA:       "batch/prod-courier-serving-cert",
 		wantReplicas:       1,
+		check: func(t *testing.T, in *install) {
+			// The metrics certificate is mounted where the Configuration
+			// reads it, and Prometheus verifies it against its CA.
+			if got, want := in.config.Metrics.CertDir, "/tmp/k8s-metrics-server/serving-certs"; got != want {
+				t.Errorf("Configuration metrics.certDir = %q, want %q", got, want)
+			}
+			if got := mountedSecret(in.deployment, in.config.Metrics.CertDir); got != "prod-courier-metrics-server-cert" {
+				t.Errorf("metrics.certDir mounts Secret %q, want the metrics Certificate's prod-courier-metrics-server-cert", got)
+			}
+			want := map[string]any{"serverName": "prod-courier-metrics.batch.svc", "ca": map[string]any{"secret": map[string]any{"name": "prod-courier-metrics-server-cert", "key": "ca.crt"}}}
+			if diff := cmp.Diff(want, serviceMonitorEndpoint(t, in.manifest)["tlsConfig"]); diff != "" {
+				t.Errorf("ServiceMonitor tlsConfig (-want +got):\n%s", diff)
+			}
+		},
+	},
+	"plain HTTP metrics": {
+		release: "prod", namespace: "batch",
+		args:               []string{"--set", "metrics.secureServing=false", "--set", "metrics.serviceMonitor.enabled=true"},
+		wantObjects:        without(objectsOf("prod-courier", "ServiceMonitor prod-courier"), "ClusterRole prod-courier-metrics-reader"),
+		wantCertManagement: configv1alpha1.CertManagementInternal,
+		wantJobResources:   []string{"trainjobs"},
+		wantCertRules:      true,
+		wantReplicas:       1,
+		check: func(t *testing.T, in *install) {
+			if got := serviceMonitorEndpoint(t, in.manifest)["scheme"]; got != "http" {
+				t.Errorf("ServiceMonitor scheme = %v, want http", got)
+			}
+		},
+	},
+	"metrics readers": {
+		release: "prod", namespace: "batch",
+		args:               []string{"--set-json", `metrics.readers=[{"kind":"ServiceAccount","name":"prometheus-k8s","namespace":"monitoring"}]`},
+		wantObjects:        objectsOf("prod-courier", "ClusterRoleBinding prod-courier-metrics-reader"),
+		wantCertManagement: configv1alpha1.CertManagementInternal,
+		wantJobResources:   []string{"trainjobs"},
+		wantCertRules:      true,
+		wantReplicas:       1,
+		check: func(t *testing.T, in *install) {
+			binding := convert[rbacv1.ClusterRoleBinding](t, in.find("ClusterRoleBinding", "prod-courier-metrics-reader"))
+			want := []rbacv1.Subject{{Kind: "ServiceAccount", Name: "prometheus-k8s", Namespace: "monitoring"}}
+			if diff := cmp.Diff(want, binding.Subjects); diff != "" {
+				t.Errorf("metrics-reader binding subjects (-want +got):\n%s", diff)
+			}
+		},
 	},
 	"two replicas with a PodDisruptionBudget": {
 		release: "courier-ha", namespace: "courier",
@@ -111,6 +160,16 @@ var chartCases = map[string]chartCase{
 		wantJobResources:   []string{"trainjobs"},
 		wantCertRules:      true,
 		wantReplicas:       1,
+		check: func(t *testing.T, in *install) {
+			want := map[string]any{
+				"port": "metrics", "path": "/metrics", "interval": "30s", "scheme": "https",
+				"bearerTokenFile": "/var/run/secrets/kubernetes.io/serviceaccount/token",
+				"tlsConfig":       map[string]any{"insecureSkipVerify": true},
+			}
+			if diff := cmp.Diff(want, serviceMonitorEndpoint(t, in.manifest)); diff != "" {
+				t.Errorf("ServiceMonitor endpoint (-want +got):\n%s", diff)
+			}
+		},
 	},
 	"CRDs managed elsewhere": {
 		release: "prod", namespace: "batch",
@@ -163,6 +222,9 @@ func TestChartRenders(t *testing.T) {
 			}
 			if got := ptr.Deref(in.deployment.Spec.Replicas, 0); got != tc.wantReplicas {
 				t.Errorf("Deployment replicas = %d, want %d", got, tc.wantReplicas)
+			}
+			if tc.check != nil {
+				tc.check(t, in)
 			}
 			if tc.wantPDB {
 				pdb := as[policyv1.PodDisruptionBudget](t, m, "PodDisruptionBudget")
@@ -258,4 +320,33 @@ func TestChartCRDs(t *testing.T) {
 			t.Errorf("CRD %s has helm.sh/resource-policy %q, want keep", crd.Name, got)
 		}
 	}
+}
+
+// serviceMonitorEndpoint is the only endpoint of the only ServiceMonitor.
+func serviceMonitorEndpoint(t *testing.T, m manifest) map[string]any {
+	t.Helper()
+	sm := as[unstructured.Unstructured](t, m, "ServiceMonitor")
+	endpoints, _, _ := unstructured.NestedSlice(sm.Object, "spec", "endpoints")
+	if len(endpoints) != 1 {
+		t.Fatalf("ServiceMonitor has %d endpoints, want 1", len(endpoints))
+	}
+	return endpoints[0].(map[string]any)
+}
+
+// mountedSecret is the Secret the Deployment's container mounts at path.
+func mountedSecret(d *appsv1.Deployment, path string) string {
+	volumes := map[string]string{}
+	for _, v := range d.Spec.Template.Spec.Volumes {
+		if v.Secret != nil {
+			volumes[v.Name] = v.Secret.SecretName
+		}
+	}
+	for _, c := range d.Spec.Template.Spec.Containers {
+		for _, m := range c.VolumeMounts {
+			if m.MountPath == path {
+				return volumes[m.Name]
+			}
+		}
+	}
+	return ""
 }

@@ -42,6 +42,7 @@ func checkInstall(t *testing.T, m manifest, namespace string) *install {
 		t.Errorf("Configuration namespace = %q, want the install namespace %q", got, namespace)
 	}
 	checkRBAC(t, in)
+	checkMetrics(t, in)
 	if *in.config.Webhook.Enable {
 		checkWebhooks(t, in)
 	}
@@ -137,8 +138,14 @@ func checkRBAC(t *testing.T, in *install) {
 	for _, kind := range []string{"ClusterRoleBinding", "RoleBinding"} {
 		for _, obj := range in.ofKind(kind) {
 			binding := convert[rbacv1.RoleBinding](t, obj)
-			if in.find(binding.RoleRef.Kind, binding.RoleRef.Name) == nil {
+			role := in.find(binding.RoleRef.Kind, binding.RoleRef.Name)
+			if role == nil {
 				t.Errorf("%s %s binds %s %s, which is not rendered", kind, binding.Name, binding.RoleRef.Kind, binding.RoleRef.Name)
+				continue
+			}
+			// Scrapers, not Courier, read the metrics.
+			if readsMetricsOnly(convert[rbacv1.ClusterRole](t, role)) {
+				continue
 			}
 			want := []rbacv1.Subject{{Kind: "ServiceAccount", Name: sa, Namespace: in.namespace}}
 			if diff := cmp.Diff(want, binding.Subjects); diff != "" {
@@ -146,6 +153,47 @@ func checkRBAC(t *testing.T, in *install) {
 			}
 		}
 	}
+}
+
+// checkMetrics asserts that metrics are served as the Configuration says:
+// over HTTPS, Courier may have the API server review tokens and access,
+// and a ClusterRole lets scrapers get /metrics; over plain HTTP neither
+// is granted. The container's metrics port is the one Courier binds.
+func checkMetrics(t *testing.T, in *install) {
+	t.Helper()
+	secure := *in.config.Metrics.SecureServing
+	var reviews, reader bool
+	for _, obj := range in.ofKind("ClusterRole") {
+		role := convert[rbacv1.ClusterRole](t, obj)
+		reader = reader || readsMetricsOnly(role)
+		for _, rule := range role.Rules {
+			if (slices.Contains(rule.Resources, "tokenreviews") || slices.Contains(rule.Resources, "subjectaccessreviews")) && slices.Contains(rule.Verbs, "create") {
+				reviews = true
+			}
+		}
+	}
+	if reviews != secure || reader != secure {
+		t.Errorf("metrics secureServing %v, but token and access reviews granted: %v, a metrics-reader ClusterRole: %v", secure, reviews, reader)
+	}
+	if in.config.Metrics.BindAddress == "0" {
+		return
+	}
+	_, port, _ := strings.Cut(in.config.Metrics.BindAddress, ":")
+	var found bool
+	for _, c := range in.deployment.Spec.Template.Spec.Containers {
+		for _, p := range c.Ports {
+			found = found || (p.Name == "metrics" && strconv.Itoa(int(p.ContainerPort)) == port)
+		}
+	}
+	if !found {
+		t.Errorf("no container port named metrics is %s, the port of metrics.bindAddress %q", port, in.config.Metrics.BindAddress)
+	}
+}
+
+// readsMetricsOnly is whether a role grants nothing but get on /metrics.
+func readsMetricsOnly(role *rbacv1.ClusterRole) bool {
+	want := []rbacv1.PolicyRule{{NonResourceURLs: []string{"/metrics"}, Verbs: []string{"get"}}}
+	return cmp.Equal(want, role.Rules)
 }
 
 // checkWebhooks asserts the webhook contract: paths, failure policy, and

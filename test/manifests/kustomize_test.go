@@ -26,6 +26,7 @@ func TestKustomizeDefault(t *testing.T) {
 	}
 	want := []string{
 		"ClusterRole courier-manager-role",
+		"ClusterRole courier-metrics-reader",
 		"ClusterRoleBinding courier-manager-rolebinding",
 		"ConfigMap courier-manager-config-<hash>",
 		"CustomResourceDefinition dispatchpolicies.courier.dev",

@@ -23,7 +23,7 @@ const (
 	DefaultManagerQPS            float32 = 100
 	DefaultManagerBurst          int32   = 200
 	DefaultHealthBindAddress             = ":8081"
-	DefaultMetricsBindAddress            = ":8080"
+	DefaultMetricsBindAddress            = ":8443"
 	DefaultLeaderElectionID              = "courier.dev"
 	DefaultManagedByPath                 = "spec.managedBy"
 	DefaultManagedByValue                = "courier.dev/dispatcher"
@@ -34,6 +34,10 @@ const (
 	DefaultMutatingWebhookName           = "courier-mutating-webhook-configuration"
 	DefaultValidatingWebhookName         = "courier-validating-webhook-configuration"
 )
+
+// DefaultMetricsSecureServing serves metrics over HTTPS, to authenticated
+// and authorized clients only, unless the Configuration asks for plain HTTP.
+const DefaultMetricsSecureServing = true
 
 // SetDefaults fills every field left empty.
 func SetDefaults(c *Configuration) {
@@ -71,6 +75,9 @@ func SetDefaults(c *Configuration) {
 	}
 	if c.Metrics.BindAddress == "" {
 		c.Metrics.BindAddress = DefaultMetricsBindAddress
+	}
+	if c.Metrics.SecureServing == nil {
+		c.Metrics.SecureServing = ptr.To(DefaultMetricsSecureServing)
 	}
 	if c.LeaderElection == nil {
 		c.LeaderElection = &componentconfig.LeaderElectionConfiguration{}

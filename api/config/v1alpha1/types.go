@@ -219,9 +219,26 @@ type HealthEndpoint struct {
 	BindAddress string `json:"bindAddress,omitempty"`
 }
 
-// MetricsEndpoint is where metrics are served.
+// MetricsEndpoint is where and how metrics are served.
 type MetricsEndpoint struct {
 	// BindAddress is the TCP address of /metrics; "0" disables it.
 	// +optional
 	BindAddress string `json:"bindAddress,omitempty"`
+
+	// SecureServing serves /metrics over HTTPS, and only to clients that
+	// the manager's API server authenticates (a TokenReview of their
+	// bearer token) and authorizes (a SubjectAccessReview of get on the
+	// URL /metrics), such as a ServiceAccount bound to Courier's
+	// metrics-reader ClusterRole. false serves plain HTTP to whoever
+	// reaches the port: for a process on a loopback address only.
+	// +optional
+	SecureServing *bool `json:"secureServing,omitempty"`
+
+	// CertDir holds tls.crt and tls.key for HTTPS, such as a cert-manager
+	// Secret mounted there; Courier reloads them when they change. Empty
+	// serves a self-signed certificate made at start. Only with
+	// secureServing.
+	// +optional
+	// +kubebuilder:validation:MaxLength=4096
+	CertDir string `json:"certDir,omitempty"`
 }
