@@ -96,11 +96,11 @@ generate: $(CONTROLLER_GEN) ## Generate deepcopy code.
 manifests: $(CONTROLLER_GEN) ## Generate CRDs and RBAC.
 	$(CONTROLLER_GEN) crd:generateEmbeddedObjectMeta=true rbac:roleName=manager-role paths=./api/v1alpha1/... paths=./pkg/... \
 		output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
-	@# The chart renders verbatim copies (templates/crds.yaml, templates/rbac.yaml),
-	@# naming them after the release.
-	rm -rf charts/courier/files/crds && mkdir -p charts/courier/files/crds charts/courier/files/rbac
+	@# The chart renders verbatim copies (templates/crds.yaml, templates/rbac.yaml,
+	@# templates/user-roles.yaml), naming them after the release.
+	rm -rf charts/courier/files/crds charts/courier/files/rbac && mkdir -p charts/courier/files/crds charts/courier/files/rbac
 	cp config/crd/bases/*.yaml charts/courier/files/crds/
-	cp config/rbac/role.yaml charts/courier/files/rbac/role.yaml
+	cp config/rbac/role.yaml config/rbac/*_viewer_role.yaml config/rbac/*_editor_role.yaml charts/courier/files/rbac/
 
 .PHONY: fmt
 fmt: ## Format the code.

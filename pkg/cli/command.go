@@ -1,10 +1,10 @@
 // Package cli implements kubectl courier, a kubectl plugin that answers
 // "where is my job and why is it waiting" from the manager cluster: the
-// job's placement, Courier's admission check, the remote Workload on its
-// worker and the events on both sides (status), the WorkerClusters
-// (clusters), and each worker's part in a waiting job's placement
-// (explain). It reads what Courier records and reaches workers with the
-// kubeconfigs Courier itself uses.
+// job's placement, Courier's admission check, its worker's connection,
+// the job's status Courier mirrors from there, and the events (status),
+// the WorkerClusters (clusters), and each worker's part in a waiting
+// job's placement (explain). It reads only objects on the manager, what
+// Courier records there: never the workers, so never their credentials.
 package cli
 
 import (
@@ -18,7 +18,6 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	configv1alpha1 "github.com/courierdev/courier/api/config/v1alpha1"
 	"github.com/courierdev/courier/pkg/controllermanager"
 )
 
@@ -32,9 +31,6 @@ type options struct {
 	streams genericiooptions.IOStreams
 	// output is "table", "json" or "yaml".
 	output string
-	// courierNamespace is where Courier keeps the workers' kubeconfig
-	// Secrets.
-	courierNamespace string
 	// events is how many events of each side status shows.
 	events int
 	// now is the clock, for ages in tables.
@@ -51,7 +47,7 @@ func NewCommand(streams genericiooptions.IOStreams) *cobra.Command {
 	root := &cobra.Command{
 		Use:           "kubectl-courier",
 		Short:         "Where Courier dispatched a job, and why it waits",
-		Long:          "kubectl courier reads, on the manager cluster, what Courier records about jobs and worker clusters, and reaches the workers with the kubeconfigs Courier uses. See docs/kubectl-courier.md.",
+		Long:          "kubectl courier reads, on the manager cluster, what Courier records about jobs and worker clusters; it never reaches the workers. See docs/kubectl-courier.md.",
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		// Help and usage name the command as kubectl users type it.
@@ -62,8 +58,6 @@ func NewCommand(streams genericiooptions.IOStreams) *cobra.Command {
 	root.SetErr(streams.ErrOut)
 	o.config.AddFlags(root.PersistentFlags())
 	root.PersistentFlags().StringVarP(&o.output, "output", "o", "table", "Output format: table, json or yaml.")
-	root.PersistentFlags().StringVar(&o.courierNamespace, "courier-namespace", configv1alpha1.DefaultNamespace,
-		"Courier's namespace on the manager, where the workers' kubeconfig Secrets are (the Configuration's namespace).")
 	root.AddCommand(o.statusCommand(), o.clustersCommand(), o.explainCommand(), o.versionCommand())
 	return root
 }
@@ -71,7 +65,7 @@ func NewCommand(streams genericiooptions.IOStreams) *cobra.Command {
 func (o *options) statusCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "status [TYPE/]NAME",
-		Short: "Where a job runs: its worker, Courier's check, the remote Workload and the last events on both sides",
+		Short: "Where a job runs: its worker and its connection, Courier's check, the job's mirrored status and the last events",
 		Example: `  kubectl courier status my-trainjob
   kubectl courier status job.batch/my-job -n team-a -o yaml`,
 		Args: exactlyOneJob,
@@ -143,11 +137,8 @@ type clients struct {
 	manager client.Client
 	mapper  meta.RESTMapper
 	// namespace is the one of -n, or the kubeconfig context's.
-	namespace        string
-	courierNamespace string
-	// connect reaches a worker as Courier does.
-	connect func(ctx context.Context, worker string) (client.Client, error)
-	now     time.Time
+	namespace string
+	now       time.Time
 }
 
 func (o *options) clients() (*clients, error) {
@@ -169,9 +160,5 @@ func (o *options) clients() (*clients, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading the namespace from the kubeconfig: %w", err)
 	}
-	c := &clients{manager: manager, mapper: mapper, namespace: ns, courierNamespace: o.courierNamespace, now: o.now()}
-	c.connect = func(ctx context.Context, worker string) (client.Client, error) {
-		return connectWorker(ctx, manager, o.courierNamespace, worker)
-	}
-	return c, nil
+	return &clients{manager: manager, mapper: mapper, namespace: ns, now: o.now()}, nil
 }

@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/duration"
 	"sigs.k8s.io/yaml"
 )
@@ -67,15 +68,11 @@ func (r *StatusReport) table(w io.Writer, now time.Time) {
 	} else if r.Workload != "" {
 		row(w, "CHECK:", "none of Courier's on the Workload")
 	}
-	if rs := r.Remote; rs != nil {
-		switch {
-		case rs.Error != "":
-			row(w, "REMOTE:", rs.Cluster, "unreadable: "+rs.Error)
-		case !rs.Found:
-			row(w, "REMOTE:", rs.Cluster, "no Workload copy", jobCopy(rs.JobFound))
-		default:
-			row(w, "REMOTE:", rs.Cluster, joinNonEmpty(" - ", rs.State, rs.Message), jobCopy(rs.JobFound))
-		}
+	if ws := r.Worker; ws != nil {
+		row(w, "WORKER:", ws.Cluster, workerLine(ws))
+	}
+	if r.JobState != "" {
+		row(w, "JOB STATUS:", joinNonEmpty(" - ", r.JobState, oneLine(r.JobMessage)))
 	}
 	for _, n := range r.Notes {
 		row(w, "NOTE:", n)
@@ -91,11 +88,26 @@ func (r *StatusReport) table(w io.Writer, now time.Time) {
 	}
 }
 
-func jobCopy(found bool) string {
-	if found {
-		return "job copy present"
+// workerLine says how Courier reaches a worker, from its WorkerCluster.
+func workerLine(ws *WorkerStatus) string {
+	if !ws.Found {
+		return "no such WorkerCluster"
 	}
-	return "no job copy"
+	state := "Active"
+	if ws.Active != string(metav1.ConditionTrue) {
+		state = "not Active"
+	}
+	if ws.Draining {
+		state += ", draining"
+	}
+	return joinNonEmpty(" - ", joinNonEmpty(" ", state, parens(ws.Reason)), oneLine(ws.Message))
+}
+
+func parens(s string) string {
+	if s == "" {
+		return ""
+	}
+	return "(" + s + ")"
 }
 
 func (r *ClustersReport) table(w io.Writer, _ time.Time) {

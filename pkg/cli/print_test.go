@@ -15,11 +15,12 @@ func TestPrintReport(t *testing.T) {
 		Job: job, Workload: "trainjob-tj", WorkloadState: "QuotaReserved",
 		Location: Location{Cluster: "w1", Live: true, Summary: "Placed on w1."},
 		Check:    &CheckStatus{Name: "courier", State: "Ready", Message: "Dispatched to worker w1."},
-		Remote:   &RemoteStatus{Cluster: "w1", Found: true, State: "Admitted", JobFound: true},
+		Worker:   &WorkerStatus{Cluster: "w1", Found: true, Active: "True", Reason: "Connected"},
+		JobState: "Created", JobMessage: "JobSetCreated: the JobSet\nis created",
 		Events: []Event{
 			{Cluster: "manager", Object: "Workload/trainjob-tj", Type: "Normal", Reason: "Dispatched", Message: "Dispatched\nto w1.", Last: metav1.NewTime(now.Add(-90 * time.Second))},
 		},
-		Notes: []string{"the identity used on w1 may not list events in ns"},
+		Notes: []string{"the identity used on manager may not list events in ns"},
 	}
 	cases := map[string]struct {
 		report report
@@ -28,16 +29,23 @@ func TestPrintReport(t *testing.T) {
 	}{
 		"status as a table": {
 			report: status, format: outputTable,
-			want: `JOB:       trainjob/tj (ns)
-WORKLOAD:  trainjob-tj  QuotaReserved
-WHERE:     Placed on w1.
-CHECK:     courier  Ready - Dispatched to worker w1.
-REMOTE:    w1       Admitted  job copy present
-NOTE:      the identity used on w1 may not list events in ns
+			want: `JOB:         trainjob/tj (ns)
+WORKLOAD:    trainjob-tj  QuotaReserved
+WHERE:       Placed on w1.
+CHECK:       courier  Ready - Dispatched to worker w1.
+WORKER:      w1       Active (Connected)
+JOB STATUS:  Created - JobSetCreated: the JobSet is created
+NOTE:        the identity used on manager may not list events in ns
 
 CLUSTER  OBJECT                TYPE    REASON      AGE  MESSAGE
 manager  Workload/trainjob-tj  Normal  Dispatched  90s  Dispatched to w1.
 `,
+		},
+		"status on a worker being lost": {
+			report: &StatusReport{Job: job, Location: Location{Cluster: "w1", Live: true, Summary: "Placed on w1."},
+				Worker: &WorkerStatus{Cluster: "w1", Found: true, Active: "False", Reason: "Unreachable", Message: "dial tcp: i/o timeout", Draining: true}},
+			format: outputTable,
+			want:   "JOB:     trainjob/tj (ns)\nWHERE:   Placed on w1.\nWORKER:  w1  not Active, draining (Unreachable) - dial tcp: i/o timeout\n\nNo events.\n",
 		},
 		"status without a Workload": {
 			report: &StatusReport{Job: job, Location: Location{Summary: "No Workload yet."}}, format: outputTable,

@@ -8,10 +8,14 @@ import (
 	"github.com/google/go-cmp/cmp"
 	admissionv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
 	configv1alpha1 "github.com/courierdev/courier/api/config/v1alpha1"
@@ -46,6 +50,10 @@ func objectsOf(fullname string, more ...string) []string {
 	ids := append([]string{
 		"ClusterRole " + fullname,
 		"ClusterRole " + fullname + "-metrics-reader",
+		"ClusterRole " + fullname + "-dispatchpolicy-editor",
+		"ClusterRole " + fullname + "-dispatchpolicy-viewer",
+		"ClusterRole " + fullname + "-workercluster-editor",
+		"ClusterRole " + fullname + "-workercluster-viewer",
 		"ClusterRoleBinding " + fullname,
 		"ConfigMap " + fullname + "-config",
 		"CustomResourceDefinition dispatchpolicies.courier.dev",
@@ -124,6 +132,55 @@ var chartCases = map[string]chartCase{
 				t.Errorf("ServiceMonitor scheme = %v, want http", got)
 			}
 		},
+	},
+	"a NetworkPolicy": {
+		release: "prod", namespace: "batch",
+		args: []string{"--set", "networkPolicy.enabled=true",
+			"--set-json", `networkPolicy.metricsFrom=[{"namespaceSelector":{"matchLabels":{"kubernetes.io/metadata.name":"monitoring"}}}]`},
+		wantObjects:        objectsOf("prod-courier", "NetworkPolicy prod-courier"),
+		wantCertManagement: configv1alpha1.CertManagementInternal,
+		wantJobResources:   []string{"trainjobs"},
+		wantCertRules:      true,
+		wantReplicas:       1,
+		check: func(t *testing.T, in *install) {
+			np := as[networkingv1.NetworkPolicy](t, in.manifest, "NetworkPolicy")
+			if diff := cmp.Diff(in.deployment.Spec.Selector, &np.Spec.PodSelector); diff != "" {
+				t.Errorf("NetworkPolicy selects other pods than the Deployment (-deployment +policy):\n%s", diff)
+			}
+			tcp := corev1.ProtocolTCP
+			port := func(name string) []networkingv1.NetworkPolicyPort {
+				return []networkingv1.NetworkPolicyPort{{Port: ptr.To(intstr.FromString(name)), Protocol: &tcp}}
+			}
+			want := []networkingv1.NetworkPolicyIngressRule{
+				{Ports: port("webhook")},
+				{Ports: port("metrics"), From: []networkingv1.NetworkPolicyPeer{{NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"kubernetes.io/metadata.name": "monitoring"}}}}},
+			}
+			if diff := cmp.Diff(want, np.Spec.Ingress); diff != "" {
+				t.Errorf("NetworkPolicy ingress (-want +got):\n%s", diff)
+			}
+			// Every port it admits is one the pod serves on.
+			served := map[string]bool{}
+			for _, p := range in.deployment.Spec.Template.Spec.Containers[0].Ports {
+				served[p.Name] = true
+			}
+			for _, rule := range np.Spec.Ingress {
+				for _, p := range rule.Ports {
+					if !served[p.Port.StrVal] {
+						t.Errorf("NetworkPolicy admits port %q, which the container does not name", p.Port.StrVal)
+					}
+				}
+			}
+		},
+	},
+	"user roles off": {
+		release: "prod", namespace: "batch",
+		args: []string{"--set", "userRoles.enabled=false"},
+		wantObjects: without(objectsOf("prod-courier"), "ClusterRole prod-courier-dispatchpolicy-editor", "ClusterRole prod-courier-dispatchpolicy-viewer",
+			"ClusterRole prod-courier-workercluster-editor", "ClusterRole prod-courier-workercluster-viewer"),
+		wantCertManagement: configv1alpha1.CertManagementInternal,
+		wantJobResources:   []string{"trainjobs"},
+		wantCertRules:      true,
+		wantReplicas:       1,
 	},
 	"metrics readers": {
 		release: "prod", namespace: "batch",

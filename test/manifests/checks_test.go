@@ -116,6 +116,7 @@ func checkRBAC(t *testing.T, in *install) {
 			}
 		}
 	}
+	checkUserRoles(t, in)
 	role := as[rbacv1.Role](t, in.manifest, "Role")
 	if role.Namespace != in.namespace {
 		t.Errorf("Role %s is in namespace %q, want %q", role.Name, role.Namespace, in.namespace)
@@ -150,6 +151,46 @@ func checkRBAC(t *testing.T, in *install) {
 			want := []rbacv1.Subject{{Kind: "ServiceAccount", Name: sa, Namespace: in.namespace}}
 			if diff := cmp.Diff(want, binding.Subjects); diff != "" {
 				t.Errorf("%s %s subjects (-want +got):\n%s", kind, binding.Name, diff)
+			}
+		}
+	}
+}
+
+// checkUserRoles asserts what the ClusterRoles aggregated into the
+// standard roles grant: Courier's APIs only, both kinds to view and to
+// edit, and nothing but reads to view.
+func checkUserRoles(t *testing.T, in *install) {
+	t.Helper()
+	const aggregate = "rbac.authorization.k8s.io/aggregate-to-"
+	granted := map[string][]string{}
+	for _, obj := range in.ofKind("ClusterRole") {
+		role := convert[rbacv1.ClusterRole](t, obj)
+		for _, to := range []string{"view", "edit", "admin"} {
+			if role.Labels[aggregate+to] != "true" {
+				continue
+			}
+			for _, rule := range role.Rules {
+				if !slices.Equal(rule.APIGroups, []string{"courier.dev"}) {
+					t.Errorf("ClusterRole %s, aggregated into %s, grants %v outside courier.dev", role.Name, to, rule.APIGroups)
+				}
+				if to == "view" && slices.ContainsFunc(rule.Verbs, func(v string) bool { return v != "get" && v != "list" && v != "watch" }) {
+					t.Errorf("ClusterRole %s, aggregated into view, grants %v", role.Name, rule.Verbs)
+				}
+				for _, r := range rule.Resources {
+					granted[to+" "+r] = append(granted[to+" "+r], rule.Verbs...)
+				}
+			}
+		}
+	}
+	if len(granted) == 0 {
+		return
+	}
+	for _, kind := range []string{"workerclusters", "dispatchpolicies"} {
+		for to, verbs := range map[string][]string{"view": {"get", "list", "watch"}, "edit": {"create", "update", "patch", "delete"}, "admin": {"create", "delete"}} {
+			for _, v := range verbs {
+				if !slices.Contains(granted[to+" "+kind], v) {
+					t.Errorf("no ClusterRole aggregated into %s grants %s on %s", to, v, kind)
+				}
 			}
 		}
 	}

@@ -25,8 +25,12 @@ func TestKustomizeDefault(t *testing.T) {
 		}
 	}
 	want := []string{
+		"ClusterRole courier-dispatchpolicy-editor-role",
+		"ClusterRole courier-dispatchpolicy-viewer-role",
 		"ClusterRole courier-manager-role",
 		"ClusterRole courier-metrics-reader",
+		"ClusterRole courier-workercluster-editor-role",
+		"ClusterRole courier-workercluster-viewer-role",
 		"ClusterRoleBinding courier-manager-rolebinding",
 		"ConfigMap courier-manager-config-<hash>",
 		"CustomResourceDefinition dispatchpolicies.courier.dev",
