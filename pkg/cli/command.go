@@ -21,17 +21,17 @@ import (
 	"github.com/courierdev/courier/pkg/controllermanager"
 )
 
-// requestTimeout bounds every request to the manager and to the workers,
-// so that a worker out of reach costs seconds, not a hung command.
+// requestTimeout bounds every request to the manager, so that a manager
+// out of reach costs seconds, not a hung command.
 const requestTimeout = 10 * time.Second
 
 // options are the flags every command shares.
 type options struct {
 	config  *genericclioptions.ConfigFlags
 	streams genericiooptions.IOStreams
-	// output is "table", "json" or "yaml".
-	output string
-	// events is how many events of each side status shows.
+	// out is how the command prints: -o, --no-headers, -A.
+	out output
+	// events is how many events status shows.
 	events int
 	// now is the clock, for ages in tables.
 	now func() time.Time
@@ -57,25 +57,37 @@ func NewCommand(streams genericiooptions.IOStreams) *cobra.Command {
 	root.SetOut(streams.Out)
 	root.SetErr(streams.ErrOut)
 	o.config.AddFlags(root.PersistentFlags())
-	root.PersistentFlags().StringVarP(&o.output, "output", "o", "table", "Output format: table, json or yaml.")
+	root.PersistentFlags().StringVarP(&o.out.format, "output", "o", outputHuman,
+		"Output format: wide, name, json, yaml, jsonpath=..., jsonpath-file=..., go-template=..., go-template-file=...; empty is the view for people.")
+	root.PersistentFlags().BoolVar(&o.out.noHeaders, "no-headers", false, "Print tables without their header row.")
+	root.PersistentFlags().BoolVarP(&o.out.allNamespaces, "all-namespaces", "A", false, "List the jobs of every namespace (status without a job).")
 	root.AddCommand(o.statusCommand(), o.clustersCommand(), o.explainCommand(), o.versionCommand())
 	return root
 }
 
 func (o *options) statusCommand() *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "status [TYPE/]NAME",
-		Short: "Where a job runs: its worker and its connection, Courier's check, the job's mirrored status and the last events",
+		Use:   "status [[TYPE/]NAME]",
+		Short: "Where a job runs: its worker and its connection, Courier's check, the job's mirrored status and the last events; without a job, where each job is",
 		Example: `  kubectl courier status my-trainjob
-  kubectl courier status job.batch/my-job -n team-a -o yaml`,
-		Args: exactlyOneJob,
+  kubectl courier status job.batch/my-job -n team-a -o yaml
+  kubectl courier status -A -o wide`,
+		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return o.run(cmd.Context(), func(ctx context.Context, c *clients) (report, error) {
+					return gatherJobs(ctx, c, o.out.allNamespaces)
+				})
+			}
+			if err := oneNamespace(o.out); err != nil {
+				return err
+			}
 			return o.run(cmd.Context(), func(ctx context.Context, c *clients) (report, error) {
 				return gatherStatus(ctx, c, args[0], o.events)
 			})
 		},
 	}
-	cmd.Flags().IntVar(&o.events, "events", 5, "How many of the last events to show on each side.")
+	cmd.Flags().IntVar(&o.events, "events", 5, "How many of the last events to show.")
 	return cmd
 }
 
@@ -85,6 +97,8 @@ func (o *options) clustersCommand() *cobra.Command {
 		Short: "The WorkerClusters: connection, capacity and the jobs placed on or nominated for each",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			// WorkerClusters have no namespace: -A changes nothing.
+			o.out.allNamespaces = false
 			return o.run(cmd.Context(), gatherClusters)
 		},
 	}
@@ -98,6 +112,9 @@ func (o *options) explainCommand() *cobra.Command {
   kubectl courier explain job.batch/my-job -n team-a -o json`,
 		Args: exactlyOneJob,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := oneNamespace(o.out); err != nil {
+				return err
+			}
 			return o.run(cmd.Context(), func(ctx context.Context, c *clients) (report, error) {
 				return gatherExplain(ctx, c, args[0])
 			})
@@ -112,10 +129,18 @@ func exactlyOneJob(_ *cobra.Command, args []string) error {
 	return nil
 }
 
+// oneNamespace refuses -A for a named job, which is in one namespace.
+func oneNamespace(out output) error {
+	if out.allNamespaces {
+		return fmt.Errorf("a job is named in one namespace: pick it with -n; -A lists every job, with kubectl courier status -A")
+	}
+	return nil
+}
+
 // run checks the output format, connects to the manager, gathers a
 // report and prints it.
 func (o *options) run(ctx context.Context, gather func(context.Context, *clients) (report, error)) error {
-	if err := checkOutput(o.output); err != nil {
+	if err := o.out.check(); err != nil {
 		return err
 	}
 	if ctx == nil {
@@ -129,7 +154,8 @@ func (o *options) run(ctx context.Context, gather func(context.Context, *clients
 	if err != nil {
 		return err
 	}
-	return printReport(o.streams.Out, o.output, r, o.now())
+	o.out.now = o.now()
+	return o.out.print(o.streams.Out, r)
 }
 
 // clients are what the commands read with.

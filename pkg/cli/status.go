@@ -20,7 +20,8 @@ import (
 
 // StatusReport is what kubectl courier status shows of a job.
 type StatusReport struct {
-	Job JobRef `json:"job"`
+	metav1.TypeMeta `json:",inline"`
+	Job             JobRef `json:"job"`
 	// Workload is the manager Workload's name, empty when Kueue has made
 	// none yet.
 	Workload string `json:"workload,omitempty"`

@@ -1,11 +1,8 @@
 package cli
 
 import (
-	"fmt"
-	"io"
-	"time"
-
 	"github.com/spf13/cobra"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/courierdev/courier/pkg/version"
 )
@@ -14,11 +11,8 @@ import (
 // build. Courier's build is on its metrics (courier_build_info) and in
 // its image tag.
 type VersionReport struct {
-	Client version.Info `json:"clientVersion"`
-}
-
-func (r *VersionReport) table(w io.Writer, _ time.Time) {
-	fmt.Fprintf(w, "kubectl-courier %s\n", r.Client)
+	metav1.TypeMeta `json:",inline"`
+	Client          version.Info `json:"clientVersion"`
 }
 
 func (o *options) versionCommand() *cobra.Command {
@@ -27,10 +21,10 @@ func (o *options) versionCommand() *cobra.Command {
 		Short: "The plugin's version, git revision and Go version",
 		Args:  cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			if err := checkOutput(o.output); err != nil {
+			if err := o.out.check(); err != nil {
 				return err
 			}
-			return printReport(o.streams.Out, o.output, &VersionReport{Client: version.Get()}, o.now())
+			return o.out.print(o.streams.Out, &VersionReport{Client: version.Get()})
 		},
 	}
 }

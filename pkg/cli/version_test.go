@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/courierdev/courier/pkg/version"
@@ -33,7 +34,8 @@ func TestVersionCommand(t *testing.T) {
 				if err := json.Unmarshal([]byte(out), &got); err != nil {
 					t.Fatalf("output is not JSON: %v\n%s", err, out)
 				}
-				if diff := cmp.Diff(VersionReport{Client: version.Get()}, got); diff != "" {
+				want := VersionReport{TypeMeta: metav1.TypeMeta{APIVersion: "kubectl.courier.dev/v1alpha1", Kind: "VersionReport"}, Client: version.Get()}
+				if diff := cmp.Diff(want, got); diff != "" {
 					t.Errorf("version (-want +got):\n%s", diff)
 				}
 			},

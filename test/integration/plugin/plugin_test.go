@@ -83,8 +83,7 @@ var _ = Describe("kubectl courier", func() {
 			g.Expect(err).NotTo(HaveOccurred())
 			status = cli.StatusReport{}
 			g.Expect(json.Unmarshal([]byte(out), &status)).To(Succeed(), out)
-			g.Expect(status.Events).To(ContainElement(And(HaveField("Cluster", "manager"), HaveField("Object", "Workload/"+wl.Name),
-				HaveField("Reason", courierv1alpha1.EventDispatched))))
+			g.Expect(status.Events).To(ContainElement(And(HaveField("Object", "Workload/"+wl.Name), HaveField("Reason", courierv1alpha1.EventDispatched))))
 			g.Expect(status.JobState).To(Equal("not " + trainer.TrainJobSuspended))
 		}).Should(Succeed())
 		Expect(status.Job).To(Equal(cli.JobRef{APIVersion: "trainer.kubeflow.org/v1alpha1", Kind: "TrainJob", Namespace: ns, Name: tj.Name}))
@@ -106,7 +105,19 @@ var _ = Describe("kubectl courier", func() {
 		Expect(out).To(MatchRegexp(`CHECK:\s+` + checkName + `\s+Ready - Dispatched to worker "` + worker.Name + `"`))
 		Expect(out).To(MatchRegexp(`WORKER:\s+` + worker.Name + `\s+Active \(Connected\)`))
 		Expect(out).To(MatchRegexp(`JOB STATUS:\s+not Suspended - Resumed: TrainJob is resumed`))
-		Expect(out).To(MatchRegexp(`(?m)^manager\s+Workload/` + wl.Name + `\s+Normal\s+Dispatched\s+`))
+		Expect(out).To(MatchRegexp(`(?m)^Workload/` + wl.Name + `\s+Normal\s+Dispatched\s+`))
+
+		By("listing it among the jobs of every namespace, by name and through a jsonpath")
+		out, err = kubectlCourier(ctx, "status", "-A", "--no-headers")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(out).To(MatchRegexp(`(?m)^` + ns + `\s+trainjob/` + tj.Name + `\s+` + wl.Name + `\s+\S+\s+Ready\s+` + worker.Name + `\s+\S+$`))
+		Expect(out).NotTo(ContainSubstring("NAMESPACE"))
+		out, err = kubectlCourier(ctx, "status", "-n", ns, "-o", "name")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(out).To(Equal("trainjob.trainer.kubeflow.org/" + tj.Name + "\n"))
+		out, err = kubectlCourier(ctx, "status", tj.Name, "-n", ns, "-o", "jsonpath={.cluster}")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(out).To(Equal(worker.Name))
 
 		By("counting the job on its worker")
 		out, err = kubectlCourier(ctx, "clusters", "-o", "json")
@@ -120,6 +131,12 @@ var _ = Describe("kubectl courier", func() {
 		Expect(err).NotTo(HaveOccurred())
 		Expect(out).To(MatchRegexp(`(?m)^NAME\s+ACTIVE\s+REASON\s+DRAINING\s+PLACED\s+WAITING\s+CAPACITY$`))
 		Expect(out).To(MatchRegexp(`(?m)^` + worker.Name + `\s+True\s+Connected\s+no\s+[1-9]\d*\s+\d+\s+`))
+		out, err = kubectlCourier(ctx, "clusters", "-o", "wide")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(out).To(MatchRegexp(`(?m)^NAME\s+ACTIVE\s+REASON\s+DRAINING\s+PLACED\s+WAITING\s+CAPACITY\s+KUBERNETES\s+UNAVAILABLE\s+MESSAGE$`))
+		out, err = kubectlCourier(ctx, "clusters", "-o", "name")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(out).To(ContainSubstring("workercluster.courier.dev/" + worker.Name + "\n"))
 	})
 
 	It("says which job it cannot find, and how to name one", func(ctx context.Context) {
@@ -129,8 +146,10 @@ var _ = Describe("kubectl courier", func() {
 		Expect(err).To(MatchError("Job missing not found in namespace " + ns + "; pick the namespace with -n"))
 		_, err = kubectlCourier(ctx, "status", "nosuchkind/x", "-n", ns)
 		Expect(err).To(MatchError(ContainSubstring(`the manager serves no resource "nosuchkind"; name the job as TYPE/NAME`)))
-		_, err = kubectlCourier(ctx, "clusters", "-o", "wide")
-		Expect(err).To(MatchError(`--output "wide" is not a format kubectl courier prints; use table, json or yaml`))
+		_, err = kubectlCourier(ctx, "clusters", "-o", "table")
+		Expect(err).To(MatchError(HavePrefix(`--output "table" is not a format kubectl courier prints; use one of wide, json, yaml`)))
+		_, err = kubectlCourier(ctx, "explain", "missing", "-A")
+		Expect(err).To(MatchError("a job is named in one namespace: pick it with -n; -A lists every job, with kubectl courier status -A"))
 	})
 
 	It("explains a job that waits because no worker has room for it", func(ctx context.Context) {
