@@ -93,14 +93,18 @@ generate: $(CONTROLLER_GEN) ## Generate deepcopy code.
 	$(CONTROLLER_GEN) object:headerFile=hack/boilerplate.go.txt paths=./api/...
 
 .PHONY: manifests
-manifests: $(CONTROLLER_GEN) ## Generate CRDs and RBAC.
+manifests: $(CONTROLLER_GEN) ## Generate CRDs and RBAC, the chart's copies of them, and the chart's README.
 	$(CONTROLLER_GEN) crd:generateEmbeddedObjectMeta=true rbac:roleName=manager-role paths=./api/v1alpha1/... paths=./pkg/... \
 		output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
 	@# The chart renders verbatim copies (templates/crds.yaml, templates/rbac.yaml,
-	@# templates/user-roles.yaml), naming them after the release.
-	rm -rf charts/courier/files/crds charts/courier/files/rbac && mkdir -p charts/courier/files/crds charts/courier/files/rbac
+	@# templates/user-roles.yaml, templates/monitoring.yaml), naming them after the release.
+	rm -rf charts/courier/files/crds charts/courier/files/rbac charts/courier/files/prometheus
+	mkdir -p charts/courier/files/crds charts/courier/files/rbac charts/courier/files/prometheus
 	cp config/crd/bases/*.yaml charts/courier/files/crds/
 	cp config/rbac/role.yaml config/rbac/*_viewer_role.yaml config/rbac/*_editor_role.yaml charts/courier/files/rbac/
+	cp config/components/prometheus/courier-dashboard.json config/components/prometheus/courier-alerts.yaml charts/courier/files/prometheus/
+	@# The chart's README documents every value from values.schema.json.
+	go run ./hack/chartreadme --chart charts/courier
 
 .PHONY: fmt
 fmt: ## Format the code.

@@ -250,6 +250,33 @@ managerClient: {qps: 10, burst: 5}
 	}
 }
 
+func TestLoadNamespaceFromThePod(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "config.yaml")
+	header := "apiVersion: config.courier.dev/v1alpha1\nkind: Configuration\n"
+	cases := map[string]struct {
+		file, env, want string
+	}{
+		"left out: the pod's":           {file: header, env: "batch-system", want: "batch-system"},
+		"left out, no pod: the default": {file: header, want: "courier-system"},
+		"set: the file's":               {file: header + "namespace: team-a\n", env: "batch-system", want: "team-a"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			t.Setenv(configv1alpha1.NamespaceEnv, tc.env)
+			if err := os.WriteFile(path, []byte(tc.file), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			cfg, err := Load(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cfg.Namespace != tc.want || cfg.LeaderElection.ResourceNamespace != tc.want {
+				t.Errorf("namespace %q, lease namespace %q; want %q", cfg.Namespace, cfg.LeaderElection.ResourceNamespace, tc.want)
+			}
+		})
+	}
+}
+
 func TestLoadWithoutFileGivesDefaults(t *testing.T) {
 	got, err := Load("")
 	if err != nil {

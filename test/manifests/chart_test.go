@@ -1,6 +1,8 @@
 package manifests
 
 import (
+	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"testing"
@@ -182,6 +184,80 @@ var chartCases = map[string]chartCase{
 		wantCertRules:      true,
 		wantReplicas:       1,
 	},
+	"extra environment and flags": {
+		release: "prod", namespace: "batch",
+		args:               []string{"--set-json", `extraEnv=[{"name":"GOMEMLIMIT","value":"400MiB"}]`, "--set-json", `extraArgs=["--zap-log-level=4"]`},
+		wantObjects:        objectsOf("prod-courier"),
+		wantCertManagement: configv1alpha1.CertManagementInternal,
+		wantJobResources:   []string{"trainjobs"},
+		wantCertRules:      true,
+		wantReplicas:       1,
+		check: func(t *testing.T, in *install) {
+			c := in.deployment.Spec.Template.Spec.Containers[0]
+			if diff := cmp.Diff([]string{"--config=/etc/courier/config.yaml", "--zap-log-level=4"}, c.Args); diff != "" {
+				t.Errorf("args (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff([]corev1.EnvVar{{Name: "GOMEMLIMIT", Value: "400MiB"}}, c.Env); diff != "" {
+				t.Errorf("env (-want +got):\n%s", diff)
+			}
+		},
+	},
+	"topology spread": {
+		release: "prod", namespace: "batch",
+		args: []string{"--set", "replicas=2", "--set-json", `topologySpreadConstraints=[` +
+			`{"maxSkew":1,"topologyKey":"topology.kubernetes.io/zone","whenUnsatisfiable":"ScheduleAnyway"},` +
+			`{"maxSkew":1,"topologyKey":"kubernetes.io/hostname","whenUnsatisfiable":"DoNotSchedule","labelSelector":{"matchLabels":{"team":"batch"}}}]`},
+		wantObjects:        objectsOf("prod-courier"),
+		wantCertManagement: configv1alpha1.CertManagementInternal,
+		wantLeaderElect:    ptr.To(true),
+		wantJobResources:   []string{"trainjobs"},
+		wantCertRules:      true,
+		wantReplicas:       2,
+		check: func(t *testing.T, in *install) {
+			want := []corev1.TopologySpreadConstraint{
+				{MaxSkew: 1, TopologyKey: "topology.kubernetes.io/zone", WhenUnsatisfiable: corev1.ScheduleAnyway, LabelSelector: in.deployment.Spec.Selector},
+				{MaxSkew: 1, TopologyKey: "kubernetes.io/hostname", WhenUnsatisfiable: corev1.DoNotSchedule, LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"team": "batch"}}},
+			}
+			if diff := cmp.Diff(want, in.deployment.Spec.Template.Spec.TopologySpreadConstraints); diff != "" {
+				t.Errorf("topologySpreadConstraints (-want +got):\n%s", diff)
+			}
+		},
+	},
+	"dashboard and alerts": {
+		release: "prod", namespace: "batch",
+		args: []string{"--set", "metrics.dashboard.enabled=true", "--set", "metrics.dashboard.namespace=grafana",
+			"--set", "metrics.prometheusRule.enabled=true", "--set", "metrics.prometheusRule.labels.release=kube-prometheus"},
+		wantObjects:        objectsOf("prod-courier", "ConfigMap prod-courier-dashboard", "PrometheusRule prod-courier"),
+		wantCertManagement: configv1alpha1.CertManagementInternal,
+		wantJobResources:   []string{"trainjobs"},
+		wantCertRules:      true,
+		wantReplicas:       1,
+		check: func(t *testing.T, in *install) {
+			root := repoRoot(t)
+			dashboard := convert[corev1.ConfigMap](t, in.find("ConfigMap", "prod-courier-dashboard"))
+			want, err := os.ReadFile(filepath.Join(root, "config/components/prometheus/courier-dashboard.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if dashboard.Namespace != "grafana" || dashboard.Labels["grafana_dashboard"] != "1" {
+				t.Errorf("dashboard ConfigMap in %q with labels %v, want namespace grafana and grafana_dashboard=1", dashboard.Namespace, dashboard.Labels)
+			}
+			if dashboard.Data["courier-dashboard.json"] != string(want) {
+				t.Errorf("the chart's dashboard differs from config/components/prometheus/courier-dashboard.json; run make manifests")
+			}
+			rule := in.find("PrometheusRule", "prod-courier")
+			alerts, err := framework.ReadManifests(filepath.Join(root, "config/components/prometheus/courier-alerts.yaml"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(alerts[0].Object["spec"], rule.Object["spec"]); diff != "" {
+				t.Errorf("the chart's alerts differ from config/components/prometheus/courier-alerts.yaml; run make manifests (-file +chart):\n%s", diff)
+			}
+			if got := rule.GetLabels()["release"]; got != "kube-prometheus" {
+				t.Errorf("PrometheusRule label release = %q, want kube-prometheus", got)
+			}
+		},
+	},
 	"metrics readers": {
 		release: "prod", namespace: "batch",
 		args:               []string{"--set-json", `metrics.readers=[{"kind":"ServiceAccount","name":"prometheus-k8s","namespace":"monitoring"}]`},
@@ -250,12 +326,16 @@ var chartCases = map[string]chartCase{
 	},
 }
 
+// TestChartLint lints the chart with every values variant.
 func TestChartLint(t *testing.T) {
 	root := repoRoot(t)
-	for _, values := range [][]string{nil, {"--values", "e2e/courier-values.yaml"}} {
-		if out, err := run(root, "helm", append([]string{"lint", "--strict", "charts/courier"}, values...)...); err != nil {
-			t.Errorf("helm lint %v: %v\n%s", values, err, out)
-		}
+	for name, tc := range chartCases {
+		t.Run(name, func(t *testing.T) {
+			args := append([]string{"lint", "--strict", "charts/courier", "--namespace", tc.namespace}, tc.args...)
+			if out, err := run(root, "helm", args...); err != nil {
+				t.Errorf("helm lint %v: %v\n%s", tc.args, err, out)
+			}
+		})
 	}
 }
 

@@ -37,6 +37,7 @@ func checkInstall(t *testing.T, m manifest, namespace string) *install {
 	t.Helper()
 	in := &install{manifest: m, namespace: namespace, deployment: as[appsv1.Deployment](t, m, "Deployment")}
 	checkPodSecurity(t, in.deployment)
+	checkMemoryLimit(t, in.deployment)
 	in.config = loadConfiguration(t, in)
 	if got := in.config.Namespace; got != namespace {
 		t.Errorf("Configuration namespace = %q, want the install namespace %q", got, namespace)
@@ -68,6 +69,18 @@ func checkPodSecurity(t *testing.T, d *appsv1.Deployment) {
 	}
 }
 
+// checkMemoryLimit requires a memory limit, which Courier's Go memory
+// limit follows (pkg/memlimit); without one the collector never works
+// harder before the kernel kills the process.
+func checkMemoryLimit(t *testing.T, d *appsv1.Deployment) {
+	t.Helper()
+	for _, c := range d.Spec.Template.Spec.Containers {
+		if limit, ok := c.Resources.Limits[corev1.ResourceMemory]; !ok || limit.IsZero() {
+			t.Errorf("container %s has no memory limit: %v", c.Name, c.Resources)
+		}
+	}
+}
+
 // loadConfiguration loads, as Courier does, the config.yaml of the
 // ConfigMap the Deployment mounts.
 func loadConfiguration(t *testing.T, in *install) *configv1alpha1.Configuration {
@@ -86,6 +99,15 @@ func loadConfiguration(t *testing.T, in *install) *configv1alpha1.Configuration 
 	path := filepath.Join(t.TempDir(), "config.yaml")
 	if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
 		t.Fatal(err)
+	}
+	// As the kubelet would set it from the downward API.
+	t.Setenv(configv1alpha1.NamespaceEnv, "")
+	for _, c := range in.deployment.Spec.Template.Spec.Containers {
+		for _, env := range c.Env {
+			if env.Name == configv1alpha1.NamespaceEnv && env.ValueFrom != nil && env.ValueFrom.FieldRef != nil && env.ValueFrom.FieldRef.FieldPath == "metadata.namespace" {
+				t.Setenv(configv1alpha1.NamespaceEnv, in.deployment.Namespace)
+			}
+		}
 	}
 	cfg, err := config.Load(path)
 	if err != nil {

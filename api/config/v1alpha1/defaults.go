@@ -35,6 +35,12 @@ const (
 	DefaultValidatingWebhookName         = "courier-validating-webhook-configuration"
 )
 
+// NamespaceEnv names the environment variable whose value, the pod's
+// namespace, a Configuration loaded from a file takes when it leaves
+// namespace out: a kustomize namespace change then needs no edit of the
+// file.
+const NamespaceEnv = "POD_NAMESPACE"
+
 // DefaultMetricsSecureServing serves metrics over HTTPS, to authenticated
 // and authorized clients only, unless the Configuration asks for plain HTTP.
 const DefaultMetricsSecureServing = true

@@ -19,7 +19,10 @@ type Configuration struct {
 	Origin string `json:"origin,omitempty"`
 
 	// Namespace is where Courier runs: the kubeconfig Secrets of the
-	// WorkerClusters and the leader-election lease live here.
+	// WorkerClusters and the leader-election lease live here. Left out,
+	// it is the namespace in the environment variable POD_NAMESPACE (the
+	// pod's own, which config/default sets from the downward API), else
+	// courier-system.
 	// +optional
 	Namespace string `json:"namespace,omitempty"`
 
