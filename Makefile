@@ -57,7 +57,9 @@ GO_TEST_FLAGS ?=
 # test/manifests renders the chart and config/ with bin/helm and
 # bin/kustomize, and dry-runs them against kube-apiserver.
 INTEGRATION_PACKAGES := ./test/integration/... ./test/manifests/...
-UNIT_PACKAGES = $(shell go list ./... | grep -v -e /test/integration -e /test/manifests -e /e2e)
+# test/release checks what `make release` wrote; alone it builds a release
+# first, for every platform, which `make release` already does.
+UNIT_PACKAGES = $(shell go list ./... | grep -v -e /test/integration -e /test/manifests -e /test/release -e /e2e)
 
 ##@ General
 
@@ -126,6 +128,18 @@ verify: generate manifests lint ## Regenerate, lint, and fail if generated files
 	@git diff --exit-code -- api config charts || { echo "Generated files are stale: run 'make generate manifests' and commit."; exit 1; }
 	@untracked=$$(git ls-files --others --exclude-standard -- api config charts); \
 	if [ -n "$$untracked" ]; then echo "Generated files are not committed:"; echo "$$untracked"; exit 1; fi
+
+##@ Release
+
+RELEASE_DIR ?= $(ROOT)/_output/release/$(VERSION)
+IMAGE_REPOSITORY ?= courier
+export IMAGE_REPOSITORY
+
+.PHONY: release
+release: $(BIN)/helm $(BIN)/kustomize ## Write a release into _output/release/VERSION (make release VERSION=vX.Y.Z; IMAGE_REPOSITORY names the image), then check it: plugin archives, krew manifest, chart, install YAML, the image where Docker runs, SHA256SUMS.
+	@[ "$(origin VERSION)" != file ] || { echo "make release needs VERSION=vX.Y.Z"; exit 1; }
+	nice -n 10 hack/release.sh $(VERSION) $(RELEASE_DIR)
+	COURIER_RELEASE_DIR=$(RELEASE_DIR) COURIER_RELEASE_VERSION=$(VERSION) go test -count=1 ./test/release/
 
 ##@ Test
 
