@@ -32,7 +32,7 @@ func defaulted() *configv1alpha1.Configuration {
 		ManagerClient:       &configv1alpha1.ClientConnection{QPS: ptr.To[float32](100), Burst: ptr.To[int32](200)},
 		WorkerClient:        &configv1alpha1.ClientConnection{QPS: ptr.To[float32](500), Burst: ptr.To[int32](1000)},
 		Health:              &configv1alpha1.HealthEndpoint{BindAddress: ":8081"},
-		Metrics:             &configv1alpha1.MetricsEndpoint{BindAddress: ":8080"},
+		Metrics:             &configv1alpha1.MetricsEndpoint{BindAddress: ":8443", SecureServing: ptr.To(true)},
 		Webhook: &configv1alpha1.Webhook{
 			Enable:                      ptr.To(false),
 			Port:                        ptr.To[int32](9443),
@@ -129,6 +129,27 @@ leaderElection: {leaderElect: false}
 				c.Webhook.CertManagement = configv1alpha1.CertManagementExternal
 				c.Webhook.CertDir = "/certs"
 			},
+		},
+		"metrics over plain HTTP when asked for": {
+			file: header + "metrics: {bindAddress: \"127.0.0.1:8080\", secureServing: false}\n",
+			want: func(c *configv1alpha1.Configuration) {
+				c.Metrics = &configv1alpha1.MetricsEndpoint{BindAddress: "127.0.0.1:8080", SecureServing: ptr.To(false)}
+			},
+		},
+		"metrics certificate from a folder": {
+			file: header + "metrics: {certDir: /certs}\n",
+			want: func(c *configv1alpha1.Configuration) {
+				c.Metrics.CertDir = "/certs"
+			},
+		},
+		"a metrics certificate with plain HTTP": {
+			file:    header + "metrics: {secureServing: false, certDir: /certs}\n",
+			wantErr: []string{"metrics.certDir: Forbidden: a certificate is for HTTPS"},
+		},
+		"bad bind addresses": {
+			file: header + "metrics: {bindAddress: \"8443\"}\nhealth: {bindAddress: \":http-alt\"}\n",
+			wantErr: []string{`metrics.bindAddress: Invalid value: "8443": must be host:port`,
+				`health.bindAddress: Invalid value: ":http-alt": the port must be a number`},
 		},
 		"bad webhook settings": {
 			file: header + `webhook: {enable: true, port: 70000, serviceName: Bad_Service, mutatingConfigurationName: "a b"}
@@ -252,6 +273,33 @@ managerClient: {qps: 10, burst: 5}
 			tc.want(want)
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("Load() mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestLoadNamespaceFromThePod(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "config.yaml")
+	header := "apiVersion: config.courier.dev/v1alpha1\nkind: Configuration\n"
+	cases := map[string]struct {
+		file, env, want string
+	}{
+		"left out: the pod's":           {file: header, env: "batch-system", want: "batch-system"},
+		"left out, no pod: the default": {file: header, want: "courier-system"},
+		"set: the file's":               {file: header + "namespace: team-a\n", env: "batch-system", want: "team-a"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			t.Setenv(configv1alpha1.NamespaceEnv, tc.env)
+			if err := os.WriteFile(path, []byte(tc.file), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			cfg, err := Load(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cfg.Namespace != tc.want || cfg.LeaderElection.ResourceNamespace != tc.want {
+				t.Errorf("namespace %q, lease namespace %q; want %q", cfg.Namespace, cfg.LeaderElection.ResourceNamespace, tc.want)
 			}
 		})
 	}

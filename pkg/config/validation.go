@@ -2,8 +2,10 @@ package config
 
 import (
 	"fmt"
+	"net"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -26,6 +28,7 @@ const (
 	maxForwardedPaths     = 32
 	maxSpecPath           = 256
 	maxManagedByValue     = 63
+	maxPath               = 4096
 	// Beyond this many at once, dispatches only queue up at the API servers.
 	maxDispatchConcurrency = 256
 	// A longer wait would show owners a status older than they expect of
@@ -62,6 +65,10 @@ func Validate(c *configv1alpha1.Configuration) field.ErrorList {
 	errs = append(errs, validateClient(c.WorkerClient, field.NewPath("workerClient"))...)
 	errs = append(errs, validateFrameworks(c.ExternalFrameworks, field.NewPath("externalFrameworks"))...)
 	errs = append(errs, validateWebhook(c.Webhook, field.NewPath("webhook"))...)
+	if c.Health != nil {
+		errs = append(errs, validateBindAddress(c.Health.BindAddress, field.NewPath("health", "bindAddress"))...)
+	}
+	errs = append(errs, validateMetrics(c.Metrics, field.NewPath("metrics"))...)
 	if le := c.LeaderElection; le != nil && le.LeaderElect != nil && *le.LeaderElect {
 		p := field.NewPath("leaderElection")
 		if le.ResourceName == "" {
@@ -102,6 +109,42 @@ func validateWebhook(w *configv1alpha1.Webhook, p *field.Path) field.ErrorList {
 		errs = append(errs, field.NotSupported(p.Child("certManagement"), w.CertManagement, []configv1alpha1.CertManagement{configv1alpha1.CertManagementInternal, configv1alpha1.CertManagementExternal}))
 	}
 	return errs
+}
+
+// validateMetrics checks the metrics endpoint. A certificate directory
+// with plain HTTP is refused rather than ignored: whoever set it expects
+// HTTPS.
+func validateMetrics(m *configv1alpha1.MetricsEndpoint, p *field.Path) field.ErrorList {
+	if m == nil {
+		return field.ErrorList{field.Required(p, "the metrics endpoint must be set")}
+	}
+	errs := validateBindAddress(m.BindAddress, p.Child("bindAddress"))
+	switch {
+	case m.SecureServing == nil:
+		errs = append(errs, field.Required(p.Child("secureServing"), "true serves HTTPS to authorized clients, false plain HTTP"))
+	case !*m.SecureServing && m.CertDir != "":
+		errs = append(errs, field.Forbidden(p.Child("certDir"), "a certificate is for HTTPS; remove certDir, or set secureServing to true"))
+	}
+	if len(m.CertDir) > maxPath {
+		errs = append(errs, field.TooLong(p.Child("certDir"), m.CertDir, maxPath))
+	}
+	return errs
+}
+
+// validateBindAddress accepts host:port, with an empty host for every
+// address, or "0" for off.
+func validateBindAddress(addr string, p *field.Path) field.ErrorList {
+	if addr == "0" {
+		return nil
+	}
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return field.ErrorList{field.Invalid(p, addr, `must be host:port, such as ":8443" or "127.0.0.1:8443", or "0" for off`)}
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+		return field.ErrorList{field.Invalid(p, addr, "the port must be a number between 0 and 65535")}
+	}
+	return nil
 }
 
 func validateClient(c *configv1alpha1.ClientConnection, p *field.Path) field.ErrorList {

@@ -80,7 +80,7 @@ func boolValue(b bool) float64 {
 
 func init() {
 	metrics.Registry.MustRegister(WorkerConnected, WorkerReconnects, RemoteRequestDuration, RemoteRequestErrors, WorkerFenceAnswering,
-		SelfFaultSuspected, pending, expectations)
+		SelfFaultSuspected, pending, expectations, buildInfo)
 	metrics.Registry.MustRegister(dispatchCollectors...)
 }
 
