@@ -28,7 +28,9 @@
 //     the annotation courier.dev/fenced, and gets a Fenced event: the
 //     worker's Kueue evicts it and suspends its job. A renewal lifts the
 //     fence for Workloads created later; the fence never reactivates one,
-//     Courier decides. A heartbeat Lease deleted forgets its origin.
+//     Courier decides. A heartbeat Lease deleted forgets its origin. These
+//     writes run beside the lists, so that fencing thousands of Workloads
+//     of one origin never delays seeing another's renewal.
 //  6. Every 10 seconds, and whenever they change, publish the fenced origins
 //     and whether the manager is read on the Lease courier-fence, so that
 //     Courier sees that a fence answers on this worker.

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -120,15 +121,28 @@ func clientConfig(c *rest.Config) *rest.Config {
 	return c
 }
 
-// loop is the state one run of the fence carries from pass to pass.
+// loop is the state one run of the fence carries from pass to pass. The
+// heartbeat lists run on their own, never behind the writes: a list delayed
+// by a long fencing would stamp another origin's renewal late.
 type loop struct {
 	log        logr.Logger
 	heartbeats *heartbeats
 	manager    *managerReader
 	recorder   events.EventRecorder
 	verdicts   map[string]Verdict
-	published  string
-	renewed    time.Time
+	// wake tells the actor that the fenced origins changed.
+	wake chan struct{}
+
+	mu     sync.Mutex
+	fenced map[string]fencing
+	state  ManagerState
+}
+
+// fencing is why an origin is fenced, for its Workloads' events.
+type fencing struct {
+	reason Reason
+	// seen is when the fence first saw the heartbeat's current version.
+	seen time.Time
 }
 
 // Start runs the fence until ctx ends. The fence's start, from which a
@@ -147,19 +161,19 @@ func (f *Fence) Start(ctx context.Context) error {
 		manager:    newManagerReader(f.manager, f.opts.WorkerCluster, f.opts.PollInterval, start),
 		recorder:   broadcaster.NewRecorder(f.worker.Scheme(), "courier-fence"),
 		verdicts:   map[string]Verdict{},
+		wake:       make(chan struct{}, 1),
+		fenced:     map[string]fencing{},
 	}
-	managerDone := make(chan struct{})
-	go func() {
-		defer close(managerDone)
-		l.manager.run(ctx)
-	}()
-	defer func() { <-managerDone }()
 	log.Info("Starting the fence", "namespace", f.opts.Namespace, "pollInterval", f.opts.PollInterval,
 		"workerCluster", f.opts.WorkerCluster, "identity", f.opts.Identity)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	wg.Go(func() { l.manager.run(ctx) })
+	wg.Go(func() { f.act(ctx, l) })
 	ticker := time.NewTicker(f.opts.PollInterval)
 	defer ticker.Stop()
 	for {
-		f.pass(ctx, l)
+		f.poll(ctx, l)
 		select {
 		case <-ctx.Done():
 			fencedOrigins.Set(0)
@@ -169,9 +183,8 @@ func (f *Fence) Start(ctx context.Context) error {
 	}
 }
 
-// pass lists the heartbeats, decides per origin, stops the copies of the
-// fenced origins, and publishes the fence's state.
-func (f *Fence) pass(ctx context.Context, l *loop) {
+// poll lists the heartbeats and decides per origin.
+func (f *Fence) poll(ctx context.Context, l *loop) {
 	sent := time.Now()
 	leases := &coordinationv1.LeaseList{}
 	err := f.worker.List(ctx, leases, client.InNamespace(f.opts.Namespace))
@@ -192,7 +205,7 @@ func (f *Fence) pass(ctx context.Context, l *loop) {
 	}
 	now := time.Now()
 	view, state, managerErr := l.manager.snapshot(now)
-	fenced := map[string]Decision{}
+	fenced := map[string]fencing{}
 	for origin, hb := range l.heartbeats.byOrigin {
 		d := Decide(now, hb.Heartbeat, view)
 		if prev := l.verdicts[origin]; d.Verdict != prev && (prev != "" || d.Verdict != Fresh) {
@@ -201,27 +214,60 @@ func (f *Fence) pass(ctx context.Context, l *loop) {
 		}
 		l.verdicts[origin] = d.Verdict
 		if d.Verdict == Fenced {
-			fenced[origin] = d
+			fenced[origin] = fencing{reason: d.Reason, seen: hb.Seen}
 		}
 	}
 	fencedOrigins.Set(float64(len(fenced)))
-	for _, origin := range slices.Sorted(maps.Keys(fenced)) {
-		hb := l.heartbeats.byOrigin[origin]
-		if err := f.fenceOrigin(ctx, l.recorder, origin, fenced[origin].Reason, now.Sub(hb.Seen), now); err != nil && ctx.Err() == nil {
-			l.log.Error(err, "Fencing origin; retrying at the next poll", "origin", origin)
+	l.mu.Lock()
+	changed := !maps.Equal(l.fenced, fenced) || l.state != state
+	l.fenced, l.state = fenced, state
+	l.mu.Unlock()
+	if changed {
+		select {
+		case l.wake <- struct{}{}:
+		default:
 		}
 	}
-	published := strings.Join(slices.Sorted(maps.Keys(fenced)), ",") + "/" + string(state)
-	if published == l.published && now.Sub(l.renewed) < LeaseRenewInterval {
-		return
-	}
-	if err := f.renewLease(ctx, slices.Sorted(maps.Keys(fenced)), state); err != nil {
-		if ctx.Err() == nil {
-			l.log.Error(err, "Renewing the fence Lease")
+}
+
+// act stops the copies of the fenced origins each poll interval, or at
+// once when they change, and publishes the fence's state on its Lease.
+func (f *Fence) act(ctx context.Context, l *loop) {
+	ticker := time.NewTicker(f.opts.PollInterval)
+	defer ticker.Stop()
+	var published string
+	var renewed time.Time
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-ticker.C:
+		case <-l.wake:
 		}
-		return
+		l.mu.Lock()
+		fenced, state := maps.Clone(l.fenced), l.state
+		l.mu.Unlock()
+		origins := slices.Sorted(maps.Keys(fenced))
+		for _, origin := range origins {
+			now := time.Now()
+			err := f.fenceOrigin(ctx, l.recorder, origin, fenced[origin].reason, now.Sub(fenced[origin].seen), now)
+			if err != nil && ctx.Err() == nil {
+				l.log.Error(err, "Fencing origin; retrying at the next poll", "origin", origin)
+			}
+		}
+		now := time.Now()
+		current := strings.Join(origins, ",") + "/" + string(state)
+		if current == published && now.Sub(renewed) < LeaseRenewInterval {
+			continue
+		}
+		if err := f.renewLease(ctx, origins, state); err != nil {
+			if ctx.Err() == nil {
+				l.log.Error(err, "Renewing the fence Lease")
+			}
+			continue
+		}
+		published, renewed = current, now
 	}
-	l.published, l.renewed = published, now
 }
 
 // transition is the log message of an origin's new verdict.
