@@ -73,7 +73,7 @@ var _ = Describe("The rendered manifests", func() {
 		})
 	}
 
-	for _, dir := range []string{"config/default", "config/samples", "config/prometheus"} {
+	for _, dir := range []string{"config/default", "config/samples", "config/prometheus", "config/worker"} {
 		It("pass a server-side dry-run: kustomize "+dir, func(ctx context.Context) {
 			m, err := buildKustomization(root(), dir)
 			Expect(err).NotTo(HaveOccurred())
@@ -81,7 +81,13 @@ var _ = Describe("The rendered manifests", func() {
 		})
 	}
 
-	for _, file := range []string{framework.WorkerRBAC, "config/worker/rbac-namespaced.yaml"} {
+	It("pass a server-side dry-run: kustomize config/worker with-manager", func(ctx context.Context) {
+		m, err := buildWorkerWithManager(root(), GinkgoT().TempDir())
+		Expect(err).NotTo(HaveOccurred())
+		dryRun(ctx, m)
+	})
+
+	for _, file := range []string{framework.WorkerRBAC, "config/worker/rbac-namespaced.yaml", "config/worker/fence.yaml", "config/worker/fence-manager-rbac.yaml"} {
 		It("pass a server-side dry-run: "+file, func(ctx context.Context) {
 			objs, err := framework.ReadManifests(root() + "/" + file)
 			Expect(err).NotTo(HaveOccurred())

@@ -79,9 +79,9 @@ func Apply(ctx context.Context, c client.Client, objs []*unstructured.Unstructur
 }
 
 // grantCourier gives CourierUser the ClusterRoles of a shipped RBAC file,
-// its Roles in namespace (Courier's), and a ClusterRole
-// "courier-frameworks" with extra rules, as a platform engineer would for
-// the external frameworks.
+// its Roles in namespace (Courier's; empty keeps each Role's own, as on a
+// worker, and creates it), and a ClusterRole "courier-frameworks" with
+// extra rules, as a platform engineer would for the external frameworks.
 func (c *Cluster) grantCourier(ctx context.Context, root, file, namespace string, extra []rbacv1.PolicyRule) error {
 	objs, err := ReadManifests(filepath.Join(root, file))
 	if err != nil {
@@ -91,7 +91,16 @@ func (c *Cluster) grantCourier(ctx context.Context, root, file, namespace string
 	var apply []*unstructured.Unstructured
 	for _, obj := range objs {
 		if obj.GetKind() == "Role" {
-			namespaced, err := namespacedGrant(obj, namespace)
+			ns := namespace
+			if ns == "" {
+				ns = obj.GetNamespace()
+			}
+			if ns != namespace && ns != "" {
+				if err := c.EnsureNamespace(ctx, ns); err != nil {
+					return err
+				}
+			}
+			namespaced, err := namespacedGrant(obj, ns)
 			if err != nil {
 				return fmt.Errorf("granting Role %s of %s: %w", obj.GetName(), file, err)
 			}
