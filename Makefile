@@ -89,8 +89,9 @@ demo-down: ## Stop the demo's clusters and processes.
 ##@ Development
 
 .PHONY: build
-build: ## Build bin/courier, bin/courier-local and bin/kubectl-courier, stamped with VERSION.
+build: ## Build bin/courier, bin/courier-fence, bin/courier-local and bin/kubectl-courier, stamped with VERSION.
 	go build -ldflags "$(GO_LDFLAGS)" -o $(BIN)/courier ./cmd/courier
+	go build -ldflags "$(GO_LDFLAGS)" -o $(BIN)/courier-fence ./cmd/courier-fence
 	cd $(LAB_DIR) && go build -o $(BIN)/courier-local ./cmd/courier-local
 	go build -ldflags "$(GO_LDFLAGS)" -o $(BIN)/kubectl-courier ./cmd/kubectl-courier
 

@@ -87,7 +87,19 @@ var _ = Describe("The rendered manifests", func() {
 		dryRun(ctx, m)
 	})
 
-	for _, file := range []string{framework.WorkerRBAC, "config/worker/rbac-namespaced.yaml"} {
+	It("pass a server-side dry-run: kustomize config/worker", func(ctx context.Context) {
+		m, err := buildKustomization(root(), "config/worker")
+		Expect(err).NotTo(HaveOccurred())
+		dryRun(ctx, m)
+	})
+
+	It("pass a server-side dry-run: kustomize config/worker with-manager", func(ctx context.Context) {
+		m, err := buildWorkerWithManager(root(), GinkgoT().TempDir())
+		Expect(err).NotTo(HaveOccurred())
+		dryRun(ctx, m)
+	})
+
+	for _, file := range []string{framework.WorkerRBAC, "config/worker/rbac-namespaced.yaml", "config/worker/fence.yaml", "config/worker/fence-manager-rbac.yaml"} {
 		It("pass a server-side dry-run: "+file, func(ctx context.Context) {
 			objs, err := framework.ReadManifests(root() + "/" + file)
 			Expect(err).NotTo(HaveOccurred())

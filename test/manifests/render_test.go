@@ -6,6 +6,7 @@ package manifests
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -145,4 +146,22 @@ func buildDefaultWith(root, dir string, edits ...[]string) (manifest, error) {
 		}
 	}
 	return buildKustomization(dir, "config/default", root)
+}
+
+// buildWorkerWithManager builds, in tmp, a copy of config/worker with its
+// with-manager component, as docs/fence.md tells a platform engineer to.
+func buildWorkerWithManager(root, tmp string) (manifest, error) {
+	dir := filepath.Join(tmp, "worker")
+	if err := os.CopyFS(dir, os.DirFS(filepath.Join(root, "config/worker"))); err != nil {
+		return nil, fmt.Errorf("copying config/worker: %w", err)
+	}
+	k, err := os.OpenFile(filepath.Join(dir, "kustomization.yaml"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		return nil, fmt.Errorf("opening the copy's kustomization: %w", err)
+	}
+	_, err = k.WriteString("components:\n- with-manager\n")
+	if err := errors.Join(err, k.Close()); err != nil {
+		return nil, fmt.Errorf("adding the component: %w", err)
+	}
+	return buildKustomization(root, dir)
 }
