@@ -200,12 +200,19 @@ func planPlacedEnd(o Observed, p Plan, c string, fin *metav1.Condition) Plan {
 }
 
 // leftWorker says why the job no longer runs on worker c, whose copies
-// have not ended it, or "": the Workload copy is being deleted or was
-// evicted, or the job copy is being deleted.
+// have not ended it, or "": the Workload copy is being deleted, was
+// stopped by the worker's fence or evicted, or the job copy is being
+// deleted.
 func leftWorker(r Remote, c string) string {
 	switch {
 	case r.Workload.DeletionTimestamp != nil:
 		return fmt.Sprintf("The workload's copy on worker %q is being deleted; dispatching the workload again.", c)
+	case r.Workload.Annotations[courier.FencedAnnotation] != "" && !isActive(r.Workload):
+		// Its pods are stopping or stopped: resuming the copy would start
+		// the job from scratch there as much as anywhere, so Kueue
+		// chooses again, with the copy deleted first.
+		return fmt.Sprintf("Worker %q's fence stopped the workload's copy at %s, when Courier's heartbeat there had stopped; dispatching the workload again.",
+			c, r.Workload.Annotations[courier.FencedAnnotation])
 	case leaving(r.Workload):
 		ev := findCondition(r.Workload.Status.Conditions, kueue.WorkloadEvicted)
 		why := "it lost its quota reservation"

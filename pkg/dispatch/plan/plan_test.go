@@ -141,6 +141,12 @@ func TestPlanPlaced(t *testing.T) {
 					Condition(kueue.WorkloadEvicted, metav1.ConditionTrue, "Preempted", t0).Obj()}}},
 			want: retry("RemoteEvicted", `Worker "a" evicted the workload (Preempted: Preempted); dispatching the workload again.`),
 		},
+		"the worker's fence stopped it while Courier was cut off, and the worker is back before the job moved: Retry once, the copy deleted": {
+			o: Observed{Workload: placed().Obj(), Check: readyCheck, Placement: &workload.Placement{Cluster: "a"}, Health: connected,
+				Remotes: map[string]Remote{"a": {HasJob: true, Workload: copyOf().Admit(t0).Active(false).
+					Annotation(courier.FencedAnnotation, "2026-11-28T08:00:00Z").Obj()}}},
+			want: retry("RemoteEvicted", `Worker "a"'s fence stopped the workload's copy at 2026-11-28T08:00:00Z, when Courier's heartbeat there had stopped; dispatching the workload again.`),
+		},
 		// The worker deactivates the Workload after its job ended but
 		// before its Kueue finished the Workload.
 		"the worker evicted it after the job ended: finished, not dispatched again": {
