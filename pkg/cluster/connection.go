@@ -37,6 +37,9 @@ type State struct {
 	// sees of the worker's fence; both outlive a disconnection.
 	Heartbeat HeartbeatState
 	Fence     FenceState
+	// PreemptionGates is whether the worker's Kueue takes preemption
+	// gates, as found on connecting; empty until then.
+	PreemptionGates courier.PreemptionGatesState
 }
 
 // errKindsChanged ends a healthy Remote whose worker now serves other kinds,
@@ -113,6 +116,11 @@ func (c *connection) watch(ctx context.Context, r *Remote) error {
 	defer health.Stop()
 	kinds := time.NewTicker(c.opts.KindsPeriod)
 	defer kinds.Stop()
+	probeCtx, stopProbe := context.WithCancel(ctx)
+	var probing sync.WaitGroup
+	probing.Go(func() { c.probeGates(probeCtx, r) })
+	defer probing.Wait()
+	defer stopProbe()
 	var beats <-chan time.Time
 	if c.opts.Heartbeat != nil {
 		c.beat(ctx, r)
@@ -199,7 +207,8 @@ func sameState(a, b State) bool {
 		slices.Equal(a.UnavailableKinds, b.UnavailableKinds) &&
 		// What the WorkerCluster's FenceReady condition shows.
 		(a.Heartbeat.Err == "") == (b.Heartbeat.Err == "") && a.Fence.Answering == b.Fence.Answering &&
-		a.Fence.Manager == b.Fence.Manager && slices.Equal(a.Fence.Fencing, b.Fence.Fencing)
+		a.Fence.Manager == b.Fence.Manager && slices.Equal(a.Fence.Fencing, b.Fence.Fencing) &&
+		a.PreemptionGates == b.PreemptionGates
 }
 
 // swap installs r as the connection's Remote and stops the one it replaces.

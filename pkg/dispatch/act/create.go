@@ -45,7 +45,7 @@ func (a *Actor) createWorkloadCopy(ctx context.Context, c string, wl *kueue.Work
 	if err != nil {
 		return nil, nil // Not connected now; the next plan will see it.
 	}
-	copy := workload.CopyFor(wl, a.Origin)
+	copy := workload.CopyFor(wl, a.Origin, remote.PreemptionGates())
 	err = remote.Client.Create(ctx, copy)
 	switch {
 	case err == nil:
