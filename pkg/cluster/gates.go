@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"slices"
 	"time"
@@ -9,7 +10,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
@@ -21,6 +21,9 @@ import (
 // the probe's gate: such a Kueue does so in its first pass over a new
 // Workload, within moments.
 const gateProbeWait = 15 * time.Second
+
+// gateProbePoll is how often the probe is read meanwhile.
+const gateProbePoll = 500 * time.Millisecond
 
 // PreemptionGates reports whether the worker's Kueue takes preemption
 // gates, as the probe on connecting found; false until it has.
@@ -42,7 +45,7 @@ func (c *connection) probeGates(ctx context.Context, r *Remote) {
 	if c.opts.Heartbeat == nil {
 		return
 	}
-	state, err := probeGates(ctx, r.Client, r.APIReader, c.opts.Heartbeat.Namespace, c.opts.Origin)
+	state, err := probeGates(ctx, r.Client, r.APIReader, c.opts.Heartbeat.Namespace, c.opts.Origin, c.name, gateProbeWait)
 	if err != nil {
 		return // The WorkerCluster's preemptionGates stays empty: unknown.
 	}
@@ -50,9 +53,18 @@ func (c *connection) probeGates(ctx context.Context, r *Remote) {
 	c.update(func(s *State) { s.PreemptionGates = state })
 }
 
-func probeGates(ctx context.Context, w client.Writer, r client.Reader, namespace, origin string) (courier.PreemptionGatesState, error) {
+// gateProbeName is the probe's name for WorkerCluster name of Courier
+// origin: a hash, since both names may be long.
+func gateProbeName(origin, name string) string {
+	sum := sha256.Sum256([]byte(origin + "/" + name))
+	return fmt.Sprintf("courier-gate-probe-%x", sum[:8])
+}
+
+// probeGates makes the probe of WorkerCluster name: one of its own, since
+// two WorkerClusters may name the same worker.
+func probeGates(ctx context.Context, w client.Writer, r client.Reader, namespace, origin, name string, wait time.Duration) (courier.PreemptionGatesState, error) {
 	probe := &kueue.Workload{
-		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: "courier-gate-probe-" + origin,
+		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: gateProbeName(origin, name),
 			Labels: map[string]string{courier.GateProbeLabel: origin}},
 		Spec: kueue.WorkloadSpec{
 			Active:          ptr.To(false),
@@ -61,7 +73,16 @@ func probeGates(ctx context.Context, w client.Writer, r client.Reader, namespace
 				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "probe", Image: "courier.dev/gate-probe"}}}}}},
 		},
 	}
-	if err := w.Create(ctx, probe); err != nil && !apierrors.IsAlreadyExists(err) {
+	err := w.Create(ctx, probe.DeepCopy())
+	if apierrors.IsAlreadyExists(err) {
+		// A probe left by an earlier connection may carry the answer of a
+		// Kueue since replaced: ask afresh.
+		if err := w.Delete(ctx, probe); client.IgnoreNotFound(err) != nil {
+			return "", fmt.Errorf("deleting the stale preemption gate probe %s/%s: %w", namespace, probe.Name, err)
+		}
+		err = w.Create(ctx, probe.DeepCopy())
+	}
+	if err != nil {
 		return "", fmt.Errorf("creating the preemption gate probe %s/%s: %w", namespace, probe.Name, err)
 	}
 	defer func() {
@@ -69,23 +90,25 @@ func probeGates(ctx context.Context, w client.Writer, r client.Reader, namespace
 		defer cancel()
 		_ = w.Delete(ctx, probe)
 	}()
-	state := courier.PreemptionGatesDisabled
-	err := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, gateProbeWait, true, func(ctx context.Context) (bool, error) {
+	// Reads get the connection's context, not one with the probe's
+	// deadline, which a client's rate limiter would refuse to wait into.
+	deadline := time.Now().Add(wait)
+	for {
 		got := &kueue.Workload{}
-		if err := r.Get(ctx, client.ObjectKeyFromObject(probe), got); err != nil {
-			return false, client.IgnoreNotFound(err)
+		err := r.Get(ctx, client.ObjectKeyFromObject(probe), got)
+		if err == nil && slices.ContainsFunc(got.Status.PreemptionGates, func(g kueue.PreemptionGateState) bool { return g.Name == courier.PreemptionGate }) {
+			return courier.PreemptionGatesEnabled, nil
 		}
-		if slices.ContainsFunc(got.Status.PreemptionGates, func(g kueue.PreemptionGateState) bool { return g.Name == courier.PreemptionGate }) {
-			state = courier.PreemptionGatesEnabled
-			return true, nil
+		if time.Now().After(deadline) {
+			if client.IgnoreNotFound(err) != nil {
+				return "", fmt.Errorf("reading the preemption gate probe %s/%s: %w", namespace, probe.Name, err)
+			}
+			return courier.PreemptionGatesDisabled, nil
 		}
-		return false, nil
-	})
-	if err != nil && !wait.Interrupted(err) {
-		return "", fmt.Errorf("reading the preemption gate probe %s/%s: %w", namespace, probe.Name, err)
+		select {
+		case <-ctx.Done():
+			return "", ctx.Err()
+		case <-time.After(gateProbePoll):
+		}
 	}
-	if ctx.Err() != nil {
-		return "", ctx.Err()
-	}
-	return state, nil
 }

@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
+	courier "github.com/courierdev/courier/api/v1alpha1"
 	"github.com/courierdev/courier/pkg/dispatch/expect"
 )
 
@@ -244,5 +245,35 @@ func TestAFinishKueueWroteIsReportedWithThePlacedCopies(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("events (-want +got):\n%s", diff)
+	}
+}
+
+// A preemption gate Courier opened counts as open before the worker's
+// informer shows it: otherwise the next pass opens the other worker's
+// gate too, and both workers preempt for one job.
+func TestAGateCourierOpenedKeepsTheOtherShut(t *testing.T) {
+	wl := managerWl().Nominated("w1", "w2").Check(check, kueue.CheckStatePending, "").Obj()
+	manager := fakeClient(interceptor.Funcs{}, managerObjects(wl, trainJob().Obj())...)
+	opened := map[string]int{}
+	workers := fakeRemotes{}
+	for i, name := range []string{"w1", "w2"} {
+		blocked := now.Add(-time.Duration(2-i) * time.Minute)
+		copy := workloadCopy(remoteCopy().Condition(kueue.WorkloadBlockedOnPreemptionGates, metav1.ConditionTrue, kueue.PreemptionGated, blocked))
+		copy.Spec.PreemptionGates = []kueue.PreemptionGate{{Name: courier.PreemptionGate}}
+		copy.Status.PreemptionGates = []kueue.PreemptionGateState{{Name: courier.PreemptionGate, Position: kueue.PreemptionGatePositionClosed, LastTransitionTime: metav1.NewTime(t0)}}
+		// The informer keeps showing the gate closed.
+		informer := fakeClient(interceptor.Funcs{SubResourcePatch: func(_ context.Context, _ client.Client, _ string, _ client.Object, _ client.Patch, _ ...client.SubResourcePatchOption) error {
+			opened[name]++
+			return nil
+		}}, copy)
+		workers[name] = newWorker(name, informer, fakeClient(interceptor.Funcs{}, copy.DeepCopy()))
+		workers[name].SetPreemptionGates(courier.PreemptionGatesEnabled)
+	}
+	r := newReconciler(manager, workers)
+	for range 3 {
+		reconcileOnce(t, r)
+	}
+	if diff := cmp.Diff(map[string]int{"w1": 1}, opened); diff != "" {
+		t.Errorf("preemption gates opened over 3 passes (-want +got):\n%s", diff)
 	}
 }

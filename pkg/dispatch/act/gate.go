@@ -52,5 +52,8 @@ func (a *Actor) openGate(ctx context.Context, c string, wl *kueue.Workload) erro
 	if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
 		return nil // Its change brings the next pass.
 	}
+	if err == nil {
+		a.Expectations.GateOpened(copy.UID, a.Now())
+	}
 	return err
 }

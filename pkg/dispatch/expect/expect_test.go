@@ -341,3 +341,17 @@ func TestAnUncertainCreateCountsForCreatedTTL(t *testing.T) {
 		}
 	}
 }
+
+func TestGateOpened(t *testing.T) {
+	e := New()
+	e.GateOpened("copy", t0)
+	if at, ok := e.GateOpenedAt("copy", t0.Add(GateTTL)); !ok || !at.Equal(t0) {
+		t.Errorf("GateOpenedAt within GateTTL = %v, %v; want %v, true", at, ok, t0)
+	}
+	if _, ok := e.GateOpenedAt("copy", t0.Add(GateTTL+time.Millisecond)); ok {
+		t.Error("a gate opened is remembered past GateTTL")
+	}
+	if _, ok := e.GateOpenedAt("other", t0); ok {
+		t.Error("a gate Courier did not open counts as opened")
+	}
+}

@@ -64,6 +64,7 @@ type Expectations struct {
 	reported   *table[string, struct{}]
 	remnants   *table[RemnantKey, Remnant]
 	rounds     *table[types.UID, struct{}]
+	gates      *table[types.UID, struct{}]
 
 	// assumed holds one table per worker: the planner asks for one
 	// worker's assumed demand at a time.
@@ -84,6 +85,7 @@ func New() *Expectations {
 		reported:   newTable[string, struct{}](ForwardTTL, ForwardTTL),
 		remnants:   newTable[RemnantKey, Remnant](RemnantTTL, RemnantTTL),
 		rounds:     newTable[types.UID, struct{}](RoundsTTL, RoundsTTL),
+		gates:      newTable[types.UID, struct{}](GateTTL, GateTTL),
 		assumed:    map[string]*table[types.UID, Demand]{},
 	}
 }
@@ -101,6 +103,7 @@ func (e *Expectations) Sizes() map[string]int {
 		"reported":    e.reported.len(),
 		"remnants":    e.remnants.len(),
 		"rounds":      e.rounds.len(),
+		"gates":       e.gates.len(),
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()

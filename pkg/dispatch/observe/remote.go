@@ -36,6 +36,9 @@ func (ob *Observer) remoteState(ctx context.Context, remote *cluster.Remote, wl 
 			rs.UnseenWorkload = ob.createdLately(remote.Name, workload.GVK, wl.UID, now)
 		case err == nil && workload.IsCopyOf(copy, wl) && !workload.OfEarlierAdmission(copy, wl):
 			rs.Workload = copy
+			if at, ok := ob.Expectations.GateOpenedAt(copy.UID, now); ok {
+				rs.GateOpened = &metav1.Time{Time: at}
+			}
 		case err == nil:
 			rs.Stale = true
 		case !apierrors.IsNotFound(err):

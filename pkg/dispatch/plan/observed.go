@@ -150,6 +150,9 @@ type Remote struct {
 	UnseenJob bool
 	// UnseenWorkload: the same, of a Workload copy.
 	UnseenWorkload bool
+	// GateOpened is when Courier opened its preemption gate on the
+	// Workload copy, while the informer does not show it open yet.
+	GateOpened *metav1.Time
 }
 
 func (r Remote) holdsCopies() bool { return r.Workload != nil || r.HasJob || r.Stale || r.OldJob }

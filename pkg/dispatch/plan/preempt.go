@@ -33,8 +33,8 @@ func gateToOpen(o Observed, nominated []string) (string, time.Duration) {
 		if wl == nil || wl.DeletionTimestamp != nil || !o.Health[c].Connected {
 			continue
 		}
-		if gate := courierGate(wl); gate != nil && gate.Position == kueue.PreemptionGatePositionOpen {
-			if open := o.Now.Sub(gate.LastTransitionTime.Time); open < gateOpenWait {
+		if opened := gateOpened(o.Remotes[c]); opened != nil {
+			if open := o.Now.Sub(opened.Time); open < gateOpenWait {
 				return "", gateOpenWait - open
 			}
 			continue
@@ -48,6 +48,16 @@ func gateToOpen(o Observed, nominated []string) (string, time.Duration) {
 		}
 	}
 	return best, 0
+}
+
+// gateOpened is when Courier's preemption gate on the worker's copy
+// opened, as its Kueue lists it or as Courier opened it, nil while it is
+// closed.
+func gateOpened(r Remote) *metav1.Time {
+	if gate := courierGate(r.Workload); gate != nil && gate.Position == kueue.PreemptionGatePositionOpen {
+		return &gate.LastTransitionTime
+	}
+	return r.GateOpened
 }
 
 // courierGate is the state of Courier's preemption gate on a worker's

@@ -55,6 +55,13 @@ func TestGateToOpen(t *testing.T) {
 			},
 			wantWait: gateOpenWait - 30*time.Second,
 		},
+		"one Courier opened that the informer shows closed still: the other waits its turn": {
+			remotes: map[string]Remote{
+				"a": {Workload: gatedCopy(closed, t0, now.Add(-time.Minute)), GateOpened: &metav1.Time{Time: now.Add(-time.Second)}},
+				"b": {Workload: gatedCopy(closed, t0, now.Add(-2*time.Minute))},
+			},
+			wantWait: gateOpenWait - time.Second,
+		},
 		"one opened long ago that has not admitted: the next may preempt too": {
 			remotes: map[string]Remote{
 				"a": {Workload: gatedCopy(open, now.Add(-gateOpenWait), now.Add(-time.Hour))},

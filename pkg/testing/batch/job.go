@@ -45,12 +45,22 @@ func (w *JobWrapper) ManagedBy(v string) *JobWrapper {
 }
 
 // CPU sets the container's CPU request.
-func (w *JobWrapper) CPU(q string) *JobWrapper {
+func (w *JobWrapper) CPU(q string) *JobWrapper { return w.Request(corev1.ResourceCPU, q) }
+
+// Request sets the container's request of one resource.
+func (w *JobWrapper) Request(res corev1.ResourceName, q string) *JobWrapper {
 	c := &w.Spec.Template.Spec.Containers[0]
 	if c.Resources.Requests == nil {
 		c.Resources.Requests = corev1.ResourceList{}
 	}
-	c.Resources.Requests[corev1.ResourceCPU] = resource.MustParse(q)
+	c.Resources.Requests[res] = resource.MustParse(q)
+	return w
+}
+
+// SchedulingGate holds the Job's pods unscheduled: its Workload keeps its
+// quota for as long as the test needs.
+func (w *JobWrapper) SchedulingGate(name string) *JobWrapper {
+	w.Spec.Template.Spec.SchedulingGates = append(w.Spec.Template.Spec.SchedulingGates, corev1.PodSchedulingGate{Name: name})
 	return w
 }
 

@@ -1,6 +1,9 @@
 package kueue
 
 import (
+	"maps"
+	"slices"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
@@ -15,6 +18,25 @@ func (w *ClusterQueueWrapper) Quota(flavor string, res corev1.ResourceName, nomi
 			Name: res, NominalQuota: resource.MustParse(nominal),
 		}}}},
 	})
+	return w
+}
+
+// Flavor adds a resource group of one flavor covering every resource of
+// nominal, with its quota.
+func (w *ClusterQueueWrapper) Flavor(flavor string, nominal corev1.ResourceList) *ClusterQueueWrapper {
+	group := kueue.ResourceGroup{Flavors: []kueue.FlavorQuotas{{Name: kueue.ResourceFlavorReference(flavor)}}}
+	for _, res := range slices.Sorted(maps.Keys(nominal)) {
+		group.CoveredResources = append(group.CoveredResources, res)
+		group.Flavors[0].Resources = append(group.Flavors[0].Resources, kueue.ResourceQuota{Name: res, NominalQuota: nominal[res]})
+	}
+	w.Spec.ResourceGroups = append(w.Spec.ResourceGroups, group)
+	return w
+}
+
+// PreemptWithin sets whom a pending workload may preempt in the
+// ClusterQueue.
+func (w *ClusterQueueWrapper) PreemptWithin(p kueue.PreemptionPolicy) *ClusterQueueWrapper {
+	w.Spec.Preemption = &kueue.ClusterQueuePreemption{WithinClusterQueue: p}
 	return w
 }
 

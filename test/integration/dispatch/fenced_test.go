@@ -8,7 +8,6 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	coordinationv1 "k8s.io/api/coordination/v1"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/clientcmd"
@@ -77,12 +76,7 @@ func cutOff(ctx context.Context, worker *framework.Cluster) {
 	}
 	data, err = clientcmd.Write(*cfg)
 	Expect(err).NotTo(HaveOccurred())
-	Eventually(func(g Gomega) {
-		secret := &corev1.Secret{}
-		g.Expect(env.Manager.Client.Get(ctx, client.ObjectKey{Namespace: courier.Namespace, Name: worker.Name}, secret)).To(Succeed())
-		secret.Data["kubeconfig"] = data
-		g.Expect(env.Manager.Client.Update(ctx, secret)).To(Succeed())
-	}).Should(Succeed())
+	writeKubeconfig(ctx, worker, data)
 	DeferCleanup(func(ctx context.Context) { setKubeconfig(ctx, worker, framework.CourierUser) })
 	Eventually(func(g Gomega) {
 		wc := workerCluster(ctx, g, worker.Name)

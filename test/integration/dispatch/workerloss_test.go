@@ -26,6 +26,12 @@ func setKubeconfig(ctx context.Context, worker *framework.Cluster, user string) 
 	GinkgoHelper()
 	data, err := worker.Kubeconfig(user)
 	Expect(err).NotTo(HaveOccurred())
+	writeKubeconfig(ctx, worker, data)
+}
+
+// writeKubeconfig replaces a worker's kubeconfig in its Secret.
+func writeKubeconfig(ctx context.Context, worker *framework.Cluster, data []byte) {
+	GinkgoHelper()
 	Eventually(func(g Gomega) {
 		secret := &corev1.Secret{}
 		g.Expect(env.Manager.Client.Get(ctx, client.ObjectKey{Namespace: courier.Namespace, Name: worker.Name}, secret)).To(Succeed())

@@ -170,7 +170,7 @@ var _ = Describe("kubectl courier", func() {
 		Expect(err).NotTo(HaveOccurred())
 		var explain cli.ExplainReport
 		Expect(json.Unmarshal([]byte(out), &explain)).To(Succeed(), out)
-		Expect(explain.Why).To(HavePrefix("No worker has room for the job now; it waits until one does"))
+		Expect(explain.Why).To(MatchRegexp(`^No worker has room for the job now; (worker-\d) may preempt for it, and no other worker will meanwhile \(eligible: ` + names[0] + ", " + names[1] + `\)\.$`))
 		Expect(explain.Check).NotTo(BeNil())
 		Expect(explain.Check.State).To(Equal("Pending"))
 		Expect(explain.Policy).To(Equal(&cli.PolicySummary{Name: check, Strategy: "BestFit", Clusters: names}))
@@ -179,7 +179,9 @@ var _ = Describe("kubectl courier", func() {
 				HaveField("Reason", "no room now: cpu: needs 1, has free 0"))
 		}
 		Expect(explain.Workers).To(ConsistOf(noRoom(names[0]), noRoom(names[1])))
-		Expect(explain.Workers).To(ContainElement(HaveField("Nominated", true)), "BestFit nominates one worker even without room")
+		Expect(explain.Workers).To(ContainElement(And(HaveField("Nominated", true), HaveField("Preemption", "may preempt for the job"))),
+			"without room the best worker is nominated, and it is the one that may preempt")
+		Expect(explain.Workers).To(ContainElement(And(HaveField("Nominated", false), HaveField("Preemption", "would have to preempt, and waits: one worker preempts at a time, after those with room"))))
 
 		By("explaining it as a table")
 		out, err = kubectlCourier(ctx, "explain", tj.Name, "-n", ns)
@@ -187,7 +189,7 @@ var _ = Describe("kubectl courier", func() {
 		Expect(out).To(MatchRegexp(`WHY:\s+No worker has room for the job now`))
 		Expect(out).To(MatchRegexp(`POLICY:\s+` + check + `\s+strategy BestFit\s+clusters ` + names[0] + "," + names[1]))
 		for _, name := range names {
-			Expect(out).To(MatchRegexp(`(?m)^` + name + `\s+yes\s+no\s+(yes|no)\s+no room now: cpu: needs 1, has free 0$`))
+			Expect(out).To(MatchRegexp(`(?m)^` + name + `\s+yes\s+no\s+(yes|no)\s+no room now: cpu: needs 1, has free 0; (may preempt for the job|would have to preempt, and waits: .*)$`))
 		}
 
 		By("showing it waiting in status")
