@@ -21,6 +21,7 @@ import (
 	"github.com/courierdev/courier/pkg/dispatch"
 	"github.com/courierdev/courier/pkg/dispatch/workload"
 	"github.com/courierdev/courier/pkg/lostworker"
+	"github.com/courierdev/courier/pkg/placementdecision"
 	"github.com/courierdev/courier/pkg/webhook"
 	"github.com/courierdev/courier/pkg/workercluster"
 )
@@ -105,6 +106,14 @@ func Setup(mgr ctrl.Manager, cfg *configv1alpha1.Configuration) (*cluster.Cache,
 	}
 	if err := dispatcher.SetupWithManager(mgr); err != nil {
 		return nil, err
+	}
+	if *cfg.PlacementDecisions.Enable {
+		if !inventory[placementDecisions] {
+			return nil, fmt.Errorf("placementDecisions.enable is true, but the manager's API server does not serve PlacementDecisions (%s): install their CRD (config/crd/bases in sigs.k8s.io/cluster-inventory-api), or turn placementDecisions off", inventoryGroupVersion)
+		}
+		if err := placementdecision.SetupWithManager(mgr); err != nil {
+			return nil, fmt.Errorf("setting up the PlacementDecision controller: %w", err)
+		}
 	}
 	if err := webhook.Setup(mgr, cfg, adapters); err != nil {
 		return nil, fmt.Errorf("setting up the webhooks: %w", err)
