@@ -221,6 +221,14 @@ const (
 const (
 	// EventNominated: Workload copies were sent to the nominated workers.
 	EventNominated = "Nominated"
+	// EventMovesExhausted: workers evicted the workload for one reason
+	// more often than its policy's maxMoves; it is Rejected or waits, as
+	// the policy's onMovesExhausted says.
+	EventMovesExhausted = "MovesExhausted"
+	// EventPreemptionAllowed: Courier opened its preemption gate on one
+	// worker's copy, whose Kueue found no room without preempting; the
+	// other workers hold their preemptions back.
+	EventPreemptionAllowed = "PreemptionAllowed"
 	// EventDispatched: the worker whose Kueue admitted the workload was
 	// recorded, then the job created there; the check is Ready.
 	EventDispatched = "Dispatched"

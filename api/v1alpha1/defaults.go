@@ -10,10 +10,12 @@ import (
 // The defaults of DispatchPolicy, declared here once; the field comments
 // repeat them for readers of the CRD.
 const (
-	DefaultStrategy     = BestFit
-	DefaultFanOut       = 1
-	DefaultStepSize     = 1
-	DefaultRoundTimeout = time.Minute
+	DefaultStrategy         = BestFit
+	DefaultFanOut           = 1
+	DefaultStepSize         = 1
+	DefaultRoundTimeout     = time.Minute
+	DefaultMaxMoves         = 3
+	DefaultOnMovesExhausted = RejectWhenMovesExhausted
 )
 
 // WithDefaults returns a copy of the spec with every defaulted field set.
@@ -30,6 +32,12 @@ func (s DispatchPolicySpec) WithDefaults() DispatchPolicySpec {
 	}
 	if out.RoundTimeout == nil {
 		out.RoundTimeout = &metav1.Duration{Duration: DefaultRoundTimeout}
+	}
+	if out.MaxMoves == nil {
+		out.MaxMoves = ptr.To[int32](DefaultMaxMoves)
+	}
+	if out.OnMovesExhausted == "" {
+		out.OnMovesExhausted = DefaultOnMovesExhausted
 	}
 	return out
 }

@@ -21,6 +21,20 @@ const (
 	BestFit DispatchStrategy = "BestFit"
 )
 
+// MovesExhaustedAction is what becomes of a workload moved more than a
+// policy's maxMoves times for one reason.
+// +kubebuilder:validation:Enum=Reject;Wait
+type MovesExhaustedAction string
+
+const (
+	// RejectWhenMovesExhausted rejects the workload's check, and Kueue
+	// deactivates it.
+	RejectWhenMovesExhausted MovesExhaustedAction = "Reject"
+	// WaitWhenMovesExhausted keeps it pending, sent nowhere, until someone
+	// removes its courier.dev/moves annotation.
+	WaitWhenMovesExhausted MovesExhaustedAction = "Wait"
+)
+
 // DispatchPolicySpec says which worker clusters a Courier admission check
 // may dispatch to, and how it chooses among them.
 // +kubebuilder:validation:XValidation:rule="has(self.clusters) || has(self.clusterSelector)",message="name clusters, select them by label, or both"
@@ -68,6 +82,24 @@ type DispatchPolicySpec struct {
 	// requeues the workload.
 	// +optional
 	MaxWaitTime *metav1.Duration `json:"maxWaitTime,omitempty"`
+
+	// MaxMoves is how many times a workload may be dispatched again after
+	// workers evicted or deactivated it for one same reason (preempted,
+	// deactivated by a requeue limit, stopped by a fence); once more than
+	// that, onMovesExhausted says what becomes of it, and the check's
+	// message lists each worker's reason. Defaults to 3.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=20
+	MaxMoves *int32 `json:"maxMoves,omitempty"`
+
+	// OnMovesExhausted is what becomes of a workload moved more than
+	// maxMoves times for one reason: Reject (the check is Rejected, and
+	// Kueue deactivates the workload) or Wait (it stays pending and goes
+	// nowhere until the annotation courier.dev/moves is removed from it).
+	// Defaults to Reject.
+	// +optional
+	OnMovesExhausted MovesExhaustedAction `json:"onMovesExhausted,omitempty"`
 
 	// Filter is a CEL expression, true for the clusters that may take the
 	// workload. It sees `cluster` (name, labels, capacity), `workload`

@@ -50,6 +50,23 @@ const (
 	// what it can still reach there.
 	DrainFinalizer = "courier.dev/drain"
 
+	// MovesAnnotation on a manager Workload lists, as JSON, the moves that
+	// workers' evictions made it take: worker, reason and when, the newest
+	// last. A DispatchPolicy's maxMoves counts them per reason; removing
+	// the annotation lets a workload held by onMovesExhausted: Wait go on.
+	MovesAnnotation = "courier.dev/moves"
+
+	// PreemptionGate is the preemption gate Courier puts on its Workload
+	// copies on a worker whose Kueue takes preemption gates (its
+	// MultiKueueOrchestratedPreemption feature): that Kueue preempts for a
+	// copy only once Courier opens the gate, on one worker at a time.
+	PreemptionGate = "courier.dev/preemption"
+
+	// GateProbeLabel marks the inactive Workload Courier creates, and then
+	// deletes, on connecting to a worker to find out whether its Kueue
+	// takes preemption gates.
+	GateProbeLabel = "courier.dev/gate-probe"
+
 	// HeartbeatLeasePrefix names the Lease, one per origin, that Courier
 	// renews on each worker it reaches, in the fence's namespace: the Lease
 	// courier-heartbeat-<origin>, holder <origin>, whose leaseDurationSeconds

@@ -146,6 +146,14 @@ type WorkerClusterStatus struct {
 	// +optional
 	Credential *CredentialStatus `json:"credential,omitempty"`
 
+	// PreemptionGates says whether the worker's Kueue holds a preemption
+	// back behind a gate until Courier opens it (Enabled), so that Courier
+	// lets one worker at a time preempt for a job, or not (Disabled);
+	// empty until Courier has found out, on connecting.
+	// +optional
+	// +kubebuilder:validation:Enum=Enabled;Disabled
+	PreemptionGates PreemptionGatesState `json:"preemptionGates,omitempty"`
+
 	// KubernetesVersion is the worker API server's version.
 	// +optional
 	// +kubebuilder:validation:MaxLength=64
@@ -236,6 +244,7 @@ type ResourceCapacity struct {
 // +kubebuilder:printcolumn:name="Capacity",type=string,JSONPath=`.status.capacitySummary`
 // +kubebuilder:printcolumn:name="Credential Expires",type=string,JSONPath=`.status.credential.expiresAt`,priority=1
 // +kubebuilder:printcolumn:name="Draining",type=string,JSONPath=`.status.conditions[?(@.type=="Draining")].status`,priority=1
+// +kubebuilder:printcolumn:name="Preemption Gates",type=string,JSONPath=`.status.preemptionGates`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 
 // WorkerCluster is a cluster Courier may dispatch jobs to. Placement reads
@@ -258,3 +267,17 @@ type WorkerClusterList struct {
 	metav1.ListMeta `json:"metadata,omitempty"`
 	Items           []WorkerCluster `json:"items"`
 }
+
+// PreemptionGatesState says whether a worker's Kueue takes preemption
+// gates.
+type PreemptionGatesState string
+
+const (
+	// PreemptionGatesEnabled: the worker's Kueue lists a copy's gates in
+	// its status and preempts for it only once its gates are open.
+	PreemptionGatesEnabled PreemptionGatesState = "Enabled"
+	// PreemptionGatesDisabled: the worker's Kueue ignores preemption
+	// gates, so Courier sends a copy that would have to preempt to one
+	// such worker at a time.
+	PreemptionGatesDisabled PreemptionGatesState = "Disabled"
+)

@@ -59,6 +59,9 @@ type WorkerVerdict struct {
 	Reason string `json:"reason,omitempty"`
 	// Capacity is its WorkerCluster's capacity summary, used/nominal.
 	Capacity string `json:"capacity,omitempty"`
+	// Preemption says, for a worker where the job would have to preempt,
+	// whether it may now or waits its turn: one worker preempts at a time.
+	Preemption string `json:"preemption,omitempty"`
 }
 
 func gatherExplain(ctx context.Context, c *clients, arg string) (report, error) {
@@ -162,6 +165,7 @@ func explainInputOf(wl *kueue.Workload, t *target, policy *courier.DispatchPolic
 		pc := placement.Cluster{Name: name, Unusable: in.unusable(name)}
 		if wc := in.workers[name]; wc != nil {
 			pc.Labels, pc.Capacity = wc.Labels, capacityOf(wc)
+			pc.PreemptionGates = wc.Status.PreemptionGates == courier.PreemptionGatesEnabled
 		}
 		in.plan.Clusters = append(in.plan.Clusters, pc)
 	}
@@ -189,6 +193,12 @@ func explainWorkers(in explainInput) ([]WorkerVerdict, placement.Decision) {
 			wv.RoomNow, why = placement.FitsNow(in.plan.Workload, byName[v.Cluster].Capacity)
 			if !wv.RoomNow {
 				wv.Reason = "no room now: " + why
+			}
+			switch {
+			case v.Cluster == d.Preempting:
+				wv.Preemption = "may preempt for the job"
+			case v.Preempts:
+				wv.Preemption = "would have to preempt, and waits: one worker preempts at a time, after those with room"
 			}
 		}
 		out = append(out, wv)
@@ -309,6 +319,8 @@ func why(wl *kueue.Workload, check *CheckStatus, loc Location, workers []WorkerV
 		return "No worker's quota could ever hold the whole job."
 	case len(eligible) == 0:
 		return "No worker is eligible; each one's reason is below."
+	case len(roomy) == 0 && d.Preempting != "":
+		return fmt.Sprintf("No worker has room for the job now; %s may preempt for it, and no other worker will meanwhile (eligible: %s).", d.Preempting, strings.Join(eligible, ", "))
 	case len(roomy) == 0:
 		return fmt.Sprintf("No worker has room for the job now; it waits until one does (eligible: %s).", strings.Join(eligible, ", "))
 	case len(loc.Nominated) > 0:

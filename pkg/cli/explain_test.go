@@ -53,7 +53,7 @@ func TestExplainWorkers(t *testing.T) {
 			},
 			want: []WorkerVerdict{
 				{Name: "roomy", Eligible: true, RoomNow: true, Nominated: true},
-				{Name: "full", Eligible: true, Nominated: true, Reason: "no room now: cpu: needs 1, has free 0"},
+				{Name: "full", Eligible: true, Nominated: true, Reason: "no room now: cpu: needs 1, has free 0", Preemption: "may preempt for the job"},
 				{Name: "away", Reason: "not Active (Unreachable)"},
 				{Name: "deleted", Reason: "its WorkerCluster is being deleted"},
 				{Name: "gone", Reason: "no such WorkerCluster"},

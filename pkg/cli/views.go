@@ -140,7 +140,11 @@ func (r *ExplainReport) human(w io.Writer, out *output) error {
 	fmt.Fprintln(w)
 	t := &metav1.Table{ColumnDefinitions: columns([]string{"Worker", "Eligible", "Room now", "Nominated", "Reason"}, "Capacity")}
 	for _, v := range r.Workers {
-		t.Rows = append(t.Rows, tableRow(nil, v.Name, yesNo(v.Eligible), roomNow(v), yesNo(v.Nominated), dash(oneLine(v.Reason)), dash(v.Capacity)))
+		reason := v.Reason
+		if v.Preemption != "" {
+			reason = strings.TrimPrefix(reason+"; "+v.Preemption, "; ")
+		}
+		t.Rows = append(t.Rows, tableRow(nil, v.Name, yesNo(v.Eligible), roomNow(v), yesNo(v.Nominated), dash(oneLine(reason)), dash(v.Capacity)))
 	}
 	return out.table(w, t)
 }

@@ -41,6 +41,9 @@ type State struct {
 	// Credential is what is known of the credential, connected or not; nil
 	// before the connection first looked at it.
 	Credential *CredentialState
+	// PreemptionGates is whether the worker's Kueue takes preemption
+	// gates, as found on connecting; empty until then.
+	PreemptionGates courier.PreemptionGatesState
 }
 
 // errKindsChanged ends a healthy Remote whose worker now serves other kinds,
@@ -143,6 +146,11 @@ func (c *connection) watch(ctx context.Context, r *Remote) error {
 	}
 	kinds := time.NewTicker(c.opts.KindsPeriod)
 	defer kinds.Stop()
+	probeCtx, stopProbe := context.WithCancel(ctx)
+	var probing sync.WaitGroup
+	probing.Go(func() { c.probeGates(probeCtx, r) })
+	defer probing.Wait()
+	defer stopProbe()
 	var beats <-chan time.Time
 	if c.opts.Heartbeat != nil {
 		c.beat(ctx, r)
@@ -239,7 +247,7 @@ func sameState(a, b State) bool {
 		// What the WorkerCluster's FenceReady condition shows.
 		(a.Heartbeat.Err == "") == (b.Heartbeat.Err == "") && a.Fence.Answering == b.Fence.Answering &&
 		a.Fence.Manager == b.Fence.Manager && slices.Equal(a.Fence.Fencing, b.Fence.Fencing) &&
-		sameCredential(a.Credential, b.Credential)
+		a.PreemptionGates == b.PreemptionGates && sameCredential(a.Credential, b.Credential)
 }
 
 func sameCredential(a, b *CredentialState) bool {

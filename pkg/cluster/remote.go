@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -56,6 +57,9 @@ type Remote struct {
 	// connected (forwardChanges), and they say how far they have read
 	// (Reached).
 	informers map[schema.GroupVersionKind]cache.Informer
+	// gates is the courier.PreemptionGatesState the probe found; empty
+	// until it has.
+	gates atomic.Value
 }
 
 // NewRemote returns a Remote over given clients that serves the given

@@ -155,3 +155,32 @@ func TestAJobCreateTheWorkerFailedButCommittedIsKept(t *testing.T) {
 		}
 	}
 }
+
+// A job create a worker's admission webhook failed was not written: the
+// job goes to the other worker in the next pass, not after a copy that
+// might yet show had its time.
+func TestAJobCreateAWebhookFailedGoesElsewhereAtOnce(t *testing.T) {
+	wl := managerWl().Nominated("w1").Check(check, kueue.CheckStatePending, "").Obj()
+	manager := fakeClient(interceptor.Funcs{}, managerObjects(wl, trainJob().Obj())...)
+	webhookDown := interceptor.Funcs{Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+		if _, ok := obj.(*kueue.Workload); ok {
+			return c.Create(ctx, obj, opts...)
+		}
+		return apierrors.NewInternalError(errors.New(`failed calling webhook "vtrainjob.kb.io": failed to call webhook: connection refused`))
+	}}
+	w1 := fakeClient(webhookDown, workloadCopy(remoteCopy().Admit(t0)))
+	w2 := fakeClient(interceptor.Funcs{})
+	r := newReconciler(manager, fakeRemotes{"w1": newWorker("w1", w1, w1), "w2": newWorker("w2", w2, w2)})
+
+	for range 4 {
+		reconcileOnce(t, r)
+	}
+
+	expectJobOn(t, w1, false)
+	copy := &kueue.Workload{}
+	if err := w2.Get(context.Background(), client.ObjectKeyFromObject(wl), copy); err != nil {
+		got := &kueue.Workload{}
+		_ = manager.Get(context.Background(), client.ObjectKeyFromObject(wl), got)
+		t.Errorf("the job did not go to w2 at once: %v; check %q", err, findCheck(got, check).Message)
+	}
+}

@@ -45,6 +45,15 @@ func message(d Decision, pol Policy, clusters, waiting int) string {
 		b.WriteString("No cluster is eligible.")
 	}
 
+	switch {
+	case d.Preempting != "" && d.HeldBack > 0:
+		fmt.Fprintf(&b, " %s may preempt; %d more would have to and wait, as one cluster preempts at a time.", clip(d.Preempting, maxReason), d.HeldBack)
+	case d.Preempting != "":
+		fmt.Fprintf(&b, " %s may preempt.", clip(d.Preempting, maxReason))
+	case d.HeldBack > 0:
+		fmt.Fprintf(&b, " %d more would have to preempt and wait for the clusters with room first.", d.HeldBack)
+	}
+
 	var passed []string
 	for _, v := range d.Considered {
 		if !v.Eligible {

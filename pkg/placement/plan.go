@@ -26,6 +26,13 @@ type candidate struct {
 	name  string
 	score float64
 	tier  int
+	// preempts: the cluster's known quota has no room now and its Kueue
+	// does not hold a preemption back for Courier, so a copy there may
+	// preempt.
+	preempts bool
+	// gated: its Kueue holds a preemption back until Courier opens the
+	// copy's preemption gate.
+	gated bool
 }
 
 // Plan decides which of the policy's clusters get a copy of the workload.
@@ -108,34 +115,7 @@ func Plan(in Input) Decision {
 	for _, name := range in.Nominated {
 		kept[name] = true
 	}
-	// A cluster nominated before holds its copy and takes one of the
-	// round's n places while it may have room: the ranking moves as this
-	// workload's own copy uses up its cluster's room, and a move must not
-	// add copies. Once some cluster holds a copy, another gets one only if
-	// it has room now, for a copy queued on a full cluster is one more
-	// write that admits nothing sooner.
-	places, holding := n, false
-	for _, c := range eligible {
-		if kept[c.name] {
-			holding = true
-			if c.tier != tierNoRoomNow {
-				places--
-			}
-		}
-	}
-	waiting := 0
-	for _, c := range eligible {
-		switch {
-		case kept[c.name]:
-			out.Nominate = append(out.Nominate, c.name)
-		case places > 0 && (!holding || c.tier != tierNoRoomNow):
-			out.Nominate = append(out.Nominate, c.name)
-			places--
-		default:
-			waiting++
-		}
-		out.Considered = append(out.Considered, Verdict{Cluster: c.name, Eligible: true, Score: c.score})
-	}
+	waiting := nominate(&out, eligible, kept, n, round)
 	// others are already by name: clusters were sorted by name.
 	out.Considered = append(out.Considered, others...)
 	if waiting > 0 {
@@ -147,6 +127,70 @@ func Plan(in Input) Decision {
 	}
 	out.Message = message(out, pol, len(clusters), waiting)
 	return out
+}
+
+// nominate fills out.Nominate and the eligible verdicts for a round of
+// n places, and returns how many eligible clusters wait for a later one.
+//
+// A cluster nominated before holds its copy and takes one of the round's
+// places while it may have room: the ranking moves as this workload's own
+// copy uses up its cluster's room, and a move must not add copies. Once
+// some cluster holds a copy, another gets one only if it has room now, for
+// a copy queued on a full cluster is one more write that admits nothing
+// sooner.
+//
+// One cluster preempts at a time: a copy sent to several full workers
+// could preempt on each of them for a job that runs on one. A cluster
+// whose Kueue takes preemption gates gets a gated copy, and the dispatcher
+// opens one gate at a time. Any other cluster that would have to preempt
+// is nominated only when no cluster is preempting or gated, and only once
+// no nominated cluster has room: at once if none has, else from the second
+// round on. Among such clusters the ranking puts first the one with the
+// least missing, which likely preempts least.
+func nominate(out *Decision, eligible []candidate, kept map[string]bool, n int, round int64) (waiting int) {
+	places, holding, preempting, roomy, gated := n, false, "", false, false
+	for _, c := range eligible {
+		if !kept[c.name] {
+			continue
+		}
+		holding = true
+		if c.tier != tierNoRoomNow {
+			places--
+		}
+		if c.preempts && preempting == "" {
+			preempting = c.name
+		}
+		roomy = roomy || c.tier == tierFitsNow && !c.preempts
+		gated = gated || c.gated
+	}
+	var heldBack []candidate
+	for _, c := range eligible {
+		switch {
+		case kept[c.name]:
+			out.Nominate = append(out.Nominate, c.name)
+		case c.preempts:
+			heldBack = append(heldBack, c)
+		case places > 0 && (!holding || c.tier != tierNoRoomNow):
+			out.Nominate = append(out.Nominate, c.name)
+			places--
+			roomy = roomy || c.tier == tierFitsNow
+			gated = gated || c.gated
+		default:
+			waiting++
+		}
+		out.Considered = append(out.Considered, Verdict{Cluster: c.name, Eligible: true, Score: c.score, Preempts: c.preempts})
+	}
+	if len(heldBack) > 0 && preempting == "" && !gated && places > 0 && (!roomy || round > 0) {
+		preempting = heldBack[0].name
+		out.Nominate = append(out.Nominate, preempting)
+		heldBack = heldBack[1:]
+	}
+	out.Preempting = preempting
+	out.HeldBack = len(heldBack)
+	if roomy && !gated && round == 0 && len(heldBack) > 0 && preempting == "" {
+		waiting++ // The next round may let one of them preempt.
+	}
+	return waiting
 }
 
 // rank runs the policy's CEL on a cluster that could take the workload:
@@ -166,7 +210,11 @@ func rank(pol Policy, g gang, wv *workloadVars, c Cluster) (candidate, string, e
 			return candidate{}, ReasonFilteredOut, nil
 		}
 	}
-	cand := candidate{name: c.Name}
+	cand := candidate{name: c.Name, gated: c.PreemptionGates}
+	if c.Capacity.Known && !c.PreemptionGates {
+		ok, _ := g.fits(c.Capacity, now)
+		cand.preempts = !ok
+	}
 	switch {
 	case pol.Score != nil:
 		s, err := pol.Score.evalNumber(v)

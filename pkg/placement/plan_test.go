@@ -3,6 +3,7 @@ package placement
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -52,6 +53,11 @@ func eligible(name string, score float64) Verdict {
 }
 
 func passed(name, reason string) Verdict { return Verdict{Cluster: name, Reason: reason} }
+
+// preempts is an eligible cluster whose copy would have to preempt.
+func preempts(name string, score float64) Verdict {
+	return Verdict{Cluster: name, Eligible: true, Score: score, Preempts: true}
+}
 
 var abcRanked = []Verdict{eligible("a", 0.75), eligible("c", 0.5), eligible("b", 0.25)}
 
@@ -141,14 +147,14 @@ func TestPlan(t *testing.T) {
 		"nominated before, no room now, another with room: that one is added at once": {
 			in: Input{Policy: bestFit(1), Workload: twoGPUs, Started: t0, Now: t0, Nominated: []string{"a"},
 				Clusters: []Cluster{cluster("a", queue(gpus("f", 8, 7))), cluster("b", queue(gpus("f", 8, 4)))}},
-			want: Decision{Nominate: []string{"b", "a"}, Considered: []Verdict{eligible("b", 0.25), eligible("a", -0.125)},
-				Message: "Nominated b, a (best 2 of 2)."},
+			want: Decision{Nominate: []string{"b", "a"}, Considered: []Verdict{eligible("b", 0.25), preempts("a", -0.125)}, Preempting: "a",
+				Message: "Nominated b, a (best 2 of 2). a may preempt."},
 		},
 		"nominated before, no room anywhere, in a later round: no copy is added": {
 			in: Input{Policy: bestFit(1), Workload: twoGPUs, Started: t0, Now: t0.Add(2 * time.Minute), Nominated: []string{"a"},
 				Clusters: []Cluster{cluster("a", queue(gpus("f", 8, 7))), cluster("b", queue(gpus("f", 8, 8)))}},
-			want: Decision{Nominate: []string{"a"}, Considered: []Verdict{eligible("a", -0.125), eligible("b", -0.25)}, NextRound: time.Minute,
-				Message: "Nominated a (best of 2; 1 more eligible in later rounds)."},
+			want: Decision{Nominate: []string{"a"}, Considered: []Verdict{preempts("a", -0.125), preempts("b", -0.25)}, Preempting: "a", HeldBack: 1,
+				Message: "Nominated a (best of 2). a may preempt; 1 more would have to and wait, as one cluster preempts at a time."},
 		},
 		"nominated before, no longer usable: dropped": {
 			in: Input{Policy: bestFit(1), Workload: twoGPUs, Started: t0, Now: t0, Nominated: []string{"a"},
@@ -225,8 +231,8 @@ func TestPlan(t *testing.T) {
 					cluster("c", Capacity{}),
 					cluster("d", queue(gpus("f", 8, 6))),
 				}},
-			want: Decision{Nominate: []string{"d", "c", "b"}, Considered: []Verdict{eligible("d", 0), eligible("c", 0), eligible("b", 0)},
-				Message: "Nominated d, c, b (best 3 of 3)."},
+			want: Decision{Nominate: []string{"d", "c"}, Considered: []Verdict{eligible("d", 0), eligible("c", 0), preempts("b", 0)}, HeldBack: 1, NextRound: time.Minute,
+				Message: "Nominated d, c (best 2 of 3; 1 more eligible in later rounds). 1 more would have to preempt and wait for the clusters with room first."},
 		},
 		"gang: a pod set that no one flavor can hold, though the flavors together could": {
 			in: Input{Policy: bestFit(1), Workload: Workload{PodSets: []PodSet{pods("main", 8, 1)}}, Started: t0, Now: t0,
@@ -352,5 +358,80 @@ func TestPlanMessageBounded(t *testing.T) {
 	}
 	if again := Plan(in); again.Message != got.Message {
 		t.Errorf("Message is not deterministic:\n%s\n%s", got.Message, again.Message)
+	}
+}
+
+// fullABC are three full clusters of 8 GPUs: for twoGPUs a misses 1,
+// b 2 and c 2 (tied, so by name).
+func fullABC(gated ...string) []Cluster {
+	cs := []Cluster{
+		cluster("a", queue(gpus("f", 8, 7))),
+		cluster("b", queue(gpus("f", 8, 8))),
+		cluster("c", queue(gpus("f", 8, 8))),
+	}
+	for i := range cs {
+		cs[i].PreemptionGates = slices.Contains(gated, cs[i].Name)
+	}
+	return cs
+}
+
+// One cluster preempts at a time, whatever the strategy.
+func TestPlanPreemptsOnOneClusterAtATime(t *testing.T) {
+	allAtOnce := Policy{Strategy: courier.AllAtOnce}
+	cases := map[string]struct {
+		in   Input
+		want Decision
+	}{
+		"all at once, no room anywhere: only the cluster that misses least": {
+			in: Input{Policy: allAtOnce, Workload: twoGPUs, Clusters: fullABC(), Started: t0, Now: t0},
+			want: Decision{Nominate: []string{"a"}, Considered: []Verdict{preempts("a", -0.125), preempts("b", -0.25), preempts("c", -0.25)},
+				Preempting: "a", HeldBack: 2,
+				Message: "Nominated a (best of 3). a may preempt; 2 more would have to and wait, as one cluster preempts at a time."},
+		},
+		"fan-out 2, no room anywhere: still one": {
+			in: Input{Policy: bestFit(2), Workload: twoGPUs, Clusters: fullABC(), Started: t0, Now: t0},
+			want: Decision{Nominate: []string{"a"}, Considered: []Verdict{preempts("a", -0.125), preempts("b", -0.25), preempts("c", -0.25)},
+				Preempting: "a", HeldBack: 2,
+				Message: "Nominated a (best of 3). a may preempt; 2 more would have to and wait, as one cluster preempts at a time."},
+		},
+		"all at once, one with room: the full ones wait a round": {
+			in: Input{Policy: allAtOnce, Workload: twoGPUs, Started: t0, Now: t0,
+				Clusters: append(fullABC(), cluster("d", queue(gpus("f", 8, 0))))},
+			want: Decision{Nominate: []string{"d"}, Considered: []Verdict{eligible("d", 0.75), preempts("a", -0.125), preempts("b", -0.25), preempts("c", -0.25)},
+				HeldBack: 3, NextRound: time.Minute,
+				Message: "Nominated d (best of 4; 1 more eligible in later rounds). 3 more would have to preempt and wait for the clusters with room first."},
+		},
+		"all at once, one with room, a round later: then one full cluster may preempt": {
+			in: Input{Policy: allAtOnce, Workload: twoGPUs, Started: t0, Now: t0.Add(time.Minute), Nominated: []string{"d"},
+				Clusters: append(fullABC(), cluster("d", queue(gpus("f", 8, 0))))},
+			want: Decision{Nominate: []string{"d", "a"}, Considered: []Verdict{eligible("d", 0.75), preempts("a", -0.125), preempts("b", -0.25), preempts("c", -0.25)},
+				Preempting: "a", HeldBack: 2,
+				Message: "Nominated d, a (best 2 of 4). a may preempt; 2 more would have to and wait, as one cluster preempts at a time."},
+		},
+		"all at once, gated clusters: they all get a gated copy, the others wait": {
+			in: Input{Policy: allAtOnce, Workload: twoGPUs, Clusters: fullABC("b", "c"), Started: t0, Now: t0},
+			want: Decision{Nominate: []string{"b", "c"}, Considered: []Verdict{preempts("a", -0.125), eligible("b", -0.25), eligible("c", -0.25)},
+				HeldBack: 1,
+				Message:  "Nominated b, c (best 2 of 3). 1 more would have to preempt and wait for the clusters with room first."},
+		},
+		"nominated before and preempting: no second one, in any round": {
+			in: Input{Policy: allAtOnce, Workload: twoGPUs, Clusters: fullABC(), Started: t0, Now: t0.Add(10 * time.Minute), Nominated: []string{"b"}},
+			want: Decision{Nominate: []string{"b"}, Considered: []Verdict{preempts("a", -0.125), preempts("b", -0.25), preempts("c", -0.25)},
+				Preempting: "b", HeldBack: 2,
+				Message: "Nominated b (best of 3). b may preempt; 2 more would have to and wait, as one cluster preempts at a time."},
+		},
+		"unknown capacity is not taken to preempt": {
+			in: Input{Policy: allAtOnce, Workload: twoGPUs, Started: t0, Now: t0,
+				Clusters: []Cluster{cluster("a", queue(gpus("f", 8, 8))), cluster("b", Capacity{})}},
+			want: Decision{Nominate: []string{"b", "a"}, Considered: []Verdict{eligible("b", 0), preempts("a", -0.25)}, Preempting: "a",
+				Message: "Nominated b, a (best 2 of 2). a may preempt."},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, Plan(tc.in), cmpopts.EquateEmpty(), errorText); diff != "" {
+				t.Errorf("Plan() mismatch (-want +got):\n%s", diff)
+			}
+		})
 	}
 }

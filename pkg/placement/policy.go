@@ -21,6 +21,9 @@ func Compile(spec courier.DispatchPolicySpec) (Policy, error) {
 		FanOut:       int(*s.FanOut),
 		StepSize:     int(*s.StepSize),
 		RoundTimeout: s.RoundTimeout.Duration,
+		MaxMoves:     int(*s.MaxMoves),
+
+		OnMovesExhausted: s.OnMovesExhausted,
 	}
 	if s.MaxWaitTime != nil {
 		p.MaxWaitTime = s.MaxWaitTime.Duration

@@ -24,13 +24,15 @@ func TestCompile(t *testing.T) {
 		wantErr    string
 	}{
 		"defaults": {
-			want: Policy{Strategy: courier.BestFit, FanOut: 1, StepSize: 1, RoundTimeout: time.Minute},
+			want: Policy{Strategy: courier.BestFit, FanOut: 1, StepSize: 1, RoundTimeout: time.Minute, MaxMoves: 3, OnMovesExhausted: courier.RejectWhenMovesExhausted},
 		},
 		"everything set": {
 			spec: courier.DispatchPolicySpec{Strategy: courier.Incremental, StepSize: ptr.To[int32](3),
 				RoundTimeout: &metav1.Duration{Duration: 30 * time.Second}, MaxWaitTime: &metav1.Duration{Duration: time.Hour},
+				MaxMoves: ptr.To[int32](0), OnMovesExhausted: courier.WaitWhenMovesExhausted,
 				Filter: `cluster.name != "b"`, Score: `1.5`},
-			want:       Policy{Strategy: courier.Incremental, FanOut: 1, StepSize: 3, RoundTimeout: 30 * time.Second, MaxWaitTime: time.Hour},
+			want: Policy{Strategy: courier.Incremental, FanOut: 1, StepSize: 3, RoundTimeout: 30 * time.Second, MaxWaitTime: time.Hour,
+				MaxMoves: 0, OnMovesExhausted: courier.WaitWhenMovesExhausted},
 			wantFilter: `cluster.name != "b"`, wantScore: `1.5`,
 		},
 		"a bad filter": {

@@ -63,6 +63,10 @@ type Cluster struct {
 	// policy says (not connected, kind not served, ...); empty if it can.
 	Unusable string
 	Capacity Capacity
+	// PreemptionGates is set when the cluster's Kueue holds back a
+	// preemption for a copy Courier sends with its preemption gate, until
+	// Courier opens it.
+	PreemptionGates bool
 }
 
 // PodSet is one pod set of the workload.
@@ -93,6 +97,11 @@ type Policy struct {
 	RoundTimeout time.Duration
 	// MaxWaitTime is zero for no limit.
 	MaxWaitTime time.Duration
+	// MaxMoves and OnMovesExhausted bound how often workers' evictions
+	// may send the workload elsewhere for one reason; the dispatcher,
+	// not Plan, applies them.
+	MaxMoves         int
+	OnMovesExhausted courier.MovesExhaustedAction
 	// Filter and Score are nil when the policy has none.
 	Filter *Program
 	Score  *Program
@@ -124,6 +133,9 @@ type Verdict struct {
 	Score float64
 	// Reason says why an ineligible cluster was passed over.
 	Reason string
+	// Preempts is set on an eligible cluster whose copy would have to
+	// preempt to be admitted there now.
+	Preempts bool
 }
 
 // Decision is Plan's answer.
@@ -145,6 +157,12 @@ type Decision struct {
 	// ExpiresIn is how long until the workload has waited maxWaitTime,
 	// zero if the policy sets none or it has expired.
 	ExpiresIn time.Duration
+	// Preempting is the nominated cluster whose copy may preempt, the
+	// only one; empty when none is nominated.
+	Preempting string
+	// HeldBack counts the eligible clusters that would have to preempt and
+	// wait, since one cluster preempts at a time.
+	HeldBack int
 	// Errors are the CEL evaluations that failed, per cluster.
 	Errors []ClusterError
 	// Message explains the decision in bounded length: what was

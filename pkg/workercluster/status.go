@@ -48,6 +48,9 @@ func computeStatus(old courier.WorkerClusterStatus, generation int64, s cluster.
 		st.DisconnectedSince = nil
 		st.KubernetesVersion = s.KubernetesVersion
 		st.UnavailableKinds = s.UnavailableKinds
+		if s.PreemptionGates != "" {
+			st.PreemptionGates = s.PreemptionGates
+		}
 		if s.Capacity != nil {
 			st.Capacity, st.CapacitySummary = s.Capacity.Resources, s.Capacity.Summary
 		}

@@ -77,6 +77,28 @@ func TestComputeStatus(t *testing.T) {
 				return st
 			}(),
 		},
+		"the probe found the worker's Kueue takes preemption gates": {
+			old:   connected,
+			state: cluster.State{Connected: true, Since: t0, KubernetesVersion: "v1.36.3", PreemptionGates: courier.PreemptionGatesEnabled},
+			want: func() courier.WorkerClusterStatus {
+				st := *connected.DeepCopy()
+				st.PreemptionGates = courier.PreemptionGatesEnabled
+				return st
+			}(),
+		},
+		"a probe not answered yet keeps what the last one found": {
+			old: func() courier.WorkerClusterStatus {
+				st := *connected.DeepCopy()
+				st.PreemptionGates = courier.PreemptionGatesDisabled
+				return st
+			}(),
+			state: cluster.State{Connected: true, Since: t0, KubernetesVersion: "v1.36.3"},
+			want: func() courier.WorkerClusterStatus {
+				st := *connected.DeepCopy()
+				st.PreemptionGates = courier.PreemptionGatesDisabled
+				return st
+			}(),
+		},
 		"network loss keeps the last capacity": {
 			old:   withCapacity,
 			state: cluster.State{Err: unreachable, Since: t1},

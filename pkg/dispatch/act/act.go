@@ -26,8 +26,10 @@ var steps = []step{
 	{"forwarding the priority", forwardPriorityChange},
 	{"clearing the job's activity", clearJobActivity},
 	{"creating Workload copies", createCopies},
+	{"opening a preemption gate", openPreemptionGate},
 	{"recording the placement", recordPlacement},
 	{"creating the job", createTheJob},
+	{"recording the moves", recordMoves},
 	{"deleting copies", deleteCopiesStep},
 	{"writing the status", writeStatusStep},
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -44,7 +45,7 @@ func (a *Actor) createWorkloadCopy(ctx context.Context, c string, wl *kueue.Work
 	if err != nil {
 		return nil, nil // Not connected now; the next plan will see it.
 	}
-	copy := workload.CopyFor(wl, a.Origin)
+	copy := workload.CopyFor(wl, a.Origin, remote.PreemptionGates())
 	err = remote.Client.Create(ctx, copy)
 	switch {
 	case err == nil:
@@ -80,6 +81,14 @@ func (a *Actor) createWorkloadCopy(ctx context.Context, c string, wl *kueue.Work
 	default:
 		return nil, err
 	}
+}
+
+// failedInAdmission tells a server error from an admission webhook the
+// worker's API server could not call: admission comes before storage, so
+// nothing was written, and the job may go elsewhere at once. The API
+// server says so only in the message.
+func failedInAdmission(err error) bool {
+	return strings.Contains(err.Error(), "failed calling webhook")
 }
 
 // isWorkerFault tells a create the worker failed for a reason of its own,
@@ -172,7 +181,7 @@ func (a *Actor) createJobCopy(ctx context.Context, remote *cluster.Remote, wl *k
 		if a.committed(ctx, remote, wl, copy) {
 			return true, nil, nil
 		}
-		if _, isJob := a.Adapters[copy.GroupVersionKind().GroupKind()]; isJob {
+		if _, isJob := a.Adapters[copy.GroupVersionKind().GroupKind()]; isJob && !failedInAdmission(err) {
 			a.Expectations.Created(expect.CopyKey{Cluster: c, Kind: copy.GetKind(), Workload: wl.UID}, "", "", a.Now())
 		}
 		// The job never ran: it goes to another worker rather than wait,

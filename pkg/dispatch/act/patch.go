@@ -69,3 +69,11 @@ func encodePatch(v any) (client.Patch, error) {
 	}
 	return client.RawPatch(types.MergePatchType, data), nil
 }
+
+// movesPatch replaces the moves recorded on a Workload, guarded by the
+// version the plan was made on.
+func movesPatch(version, moves string) (client.Patch, error) {
+	return encodePatch(struct {
+		Metadata guard `json:"metadata"`
+	}{guard{ResourceVersion: version, Annotations: map[string]*string{courier.MovesAnnotation: &moves}}})
+}

@@ -92,6 +92,25 @@ func (a *Actor) writePlacement(ctx context.Context, wl *kueue.Workload, p *workl
 	return nil
 }
 
+// writeMoves records the moves on wl.
+func (a *Actor) writeMoves(ctx context.Context, wl *kueue.Workload, moves []workload.Move) error {
+	data, err := json.Marshal(moves)
+	if err != nil {
+		return fmt.Errorf("encoding moves: %w", err)
+	}
+	version := wl.ResourceVersion
+	patch, err := movesPatch(version, string(data))
+	if err != nil {
+		return err
+	}
+	if err := a.Client.Patch(ctx, wl, patch); err != nil {
+		a.noteConflict(wl, version, err)
+		return fmt.Errorf("recording the moves: %w", err)
+	}
+	a.wroteOver(wl, version)
+	return nil
+}
+
 // noteConflict remembers that a write on version of wl was refused for a
 // conflict: someone wrote a newer version, which the next pass waits for.
 // Kueue's newer version may change nothing a plan reads (the PodsReady it

@@ -142,6 +142,23 @@ func recordPlacement(ctx context.Context, a *Actor, p *pass) (bool, error) {
 	return false, nil
 }
 
+// recordMoves writes the moves workers' evictions made the job take,
+// before the status write that sends it back to Kueue.
+func recordMoves(ctx context.Context, a *Actor, p *pass) (bool, error) {
+	if p.Plan.RecordMoves == nil {
+		return false, nil
+	}
+	err := a.writeMoves(ctx, p.wl, p.Plan.RecordMoves)
+	switch {
+	case apierrors.IsConflict(err):
+		p.result = reconcile.Result{RequeueAfter: afterConflict}
+		return true, nil
+	case err != nil:
+		return true, err
+	}
+	return false, nil
+}
+
 // createTheJob creates the job on the worker it is placed on. Until it is
 // there, no Ready and no event says it went.
 func createTheJob(ctx context.Context, a *Actor, p *pass) (bool, error) {

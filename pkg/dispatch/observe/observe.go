@@ -88,6 +88,9 @@ func (ob *Observer) observeCheck(ctx context.Context, res *Result) (checkRef, er
 		return ref, err
 	}
 	o.CheckMissing, o.Placement, o.Evictions = ref.missingMessage(), record, workload.Evictions(wl)
+	if o.Moves, err = workload.MovesOf(wl); err != nil {
+		ctrl.LoggerFrom(ctx).V(2).Info("Ignoring a record of moves Courier did not write", "reason", err.Error())
+	}
 	o.WorkerLostTimeout = ob.WorkerLostTimeout
 	o.Remotes, o.Health = map[string]plan.Remote{}, map[string]plan.Health{}
 	for c, n := range ob.Expectations.PassedOver(wl.UID, o.Now) {

@@ -46,6 +46,7 @@ func (ob *Observer) placementInput(wl *kueue.Workload, info workload.Job, policy
 		}
 		if remote, err := ob.Remotes.Get(c.Name); err == nil {
 			pc.Capacity = ob.capacityFor(remote, wl, o.Now, seen)
+			pc.PreemptionGates = remote.PreemptionGates()
 		}
 		in.Clusters = append(in.Clusters, pc)
 	}

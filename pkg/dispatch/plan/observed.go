@@ -53,6 +53,8 @@ type Observed struct {
 	Misconfigured string
 	// Placement is the worker Courier recorded for the job, nil if none.
 	Placement *workload.Placement
+	// Moves are the times workers' evictions sent the job elsewhere.
+	Moves []workload.Move
 	// Evictions is how many times Kueue has evicted the Workload; a
 	// placement recorded at a lower count belongs to an earlier admission.
 	Evictions int32

@@ -80,7 +80,7 @@ func TestPlanWaitsForOldJobCopies(t *testing.T) {
 		"the placed worker's job copy is being deleted: Retry, and dispatch again once it is gone": {
 			o: Observed{Workload: local().ClusterName("a").Obj(), Check: readyCheck, Placement: &workload.Placement{Cluster: "a"}, Health: connected,
 				Remotes: map[string]Remote{"a": {OldJob: true, Workload: copyOf().Admit(t0).Obj()}}},
-			want: retry("RemoteEvicted", `The job's copy on worker "a" is being deleted; dispatching the workload again once it is gone.`),
+			want: moved("CopyGone", `The job's copy on worker "a" is being deleted; dispatching the workload again once it is gone.`),
 		},
 		"a copy someone else deletes still mirrors how the job ended": {
 			o: Observed{Workload: local().ClusterName("a").Obj(), Check: readyCheck, Placement: &workload.Placement{Cluster: "a"}, Health: connected,

@@ -122,13 +122,13 @@ func planPlaced(o Observed, c string) Plan {
 		p.ClearRecord = true
 		return p
 	case r.Workload == nil && !(r.HasJob && r.JobOutcome.Finished):
-		return retryElsewhere(o, p, courier.EventRemoteEvicted, fmt.Sprintf("The workload's copy on worker %q is gone; dispatching the workload again.", c))
+		return movedOff(o, p, c, moveCopyGone, fmt.Sprintf("The workload's copy on worker %q is gone; dispatching the workload again.", c))
 	}
 	if fin := placedEnd(r); fin != nil {
 		return planPlacedEnd(o, p, c, fin)
 	}
-	if why := leftWorker(r, c); why != "" {
-		return retryElsewhere(o, p, courier.EventRemoteEvicted, why)
+	if reason, why := leftWorker(r, c); why != "" {
+		return movedOff(o, p, c, reason, why)
 	}
 	if old := oldJobOn(o, c); old != "" && !r.HasJob {
 		// A worker out of reach when c was chosen came back before the job
@@ -174,12 +174,12 @@ func placedEnd(r Remote) *metav1.Condition {
 func planPlacedEnd(o Observed, p Plan, c string, fin *metav1.Condition) Plan {
 	switch fin.Reason {
 	case kueue.WorkloadFinishedReasonOutOfSync:
-		return retryElsewhere(o, p, courier.EventRemoteEvicted, fmt.Sprintf("Worker %q found its job out of sync with the workload: %s; dispatching the workload again.", c, fin.Message))
+		return movedOff(o, p, c, fin.Reason, fmt.Sprintf("Worker %q found its job out of sync with the workload: %s; dispatching the workload again.", c, fin.Message))
 	case kueue.WorkloadFinishedReasonOwnerNotFound:
 		// The worker's Kueue ends a Workload whose job is gone; Courier
 		// removes copies only once the manager's job ended, so someone
 		// else deleted it before it finished: it did not run to its end.
-		return retryElsewhere(o, p, courier.EventRemoteEvicted, fmt.Sprintf("The job's copy on worker %q was deleted before it finished (%s); dispatching the workload again.", c, fin.Message))
+		return movedOff(o, p, c, fin.Reason, fmt.Sprintf("The job's copy on worker %q was deleted before it finished (%s); dispatching the workload again.", c, fin.Message))
 	}
 	// The final status is read from the worker even when the job copy is
 	// not in the cache (its informer may lag the Workload's): the Workload
@@ -200,23 +200,30 @@ func planPlacedEnd(o Observed, p Plan, c string, fin *metav1.Condition) Plan {
 }
 
 // leftWorker says why the job no longer runs on worker c, whose copies
-// have not ended it, or "": the Workload copy is being deleted or was
-// evicted, or the job copy is being deleted.
-func leftWorker(r Remote, c string) string {
+// have not ended it, in a word (the move's reason) and in a sentence, or
+// "": the Workload copy is being deleted, was stopped by the worker's
+// fence or evicted, or the job copy is being deleted.
+func leftWorker(r Remote, c string) (reason, why string) {
 	switch {
 	case r.Workload.DeletionTimestamp != nil:
-		return fmt.Sprintf("The workload's copy on worker %q is being deleted; dispatching the workload again.", c)
+		return moveCopyGone, fmt.Sprintf("The workload's copy on worker %q is being deleted; dispatching the workload again.", c)
+	case r.Workload.Annotations[courier.FencedAnnotation] != "" && !isActive(r.Workload):
+		// Its pods are stopping or stopped: resuming the copy would start
+		// the job from scratch there as much as anywhere, so Kueue
+		// chooses again, with the copy deleted first.
+		return moveFenced, fmt.Sprintf("Worker %q's fence stopped the workload's copy at %s, when Courier's heartbeat there had stopped; dispatching the workload again.",
+			c, r.Workload.Annotations[courier.FencedAnnotation])
 	case leaving(r.Workload):
 		ev := findCondition(r.Workload.Status.Conditions, kueue.WorkloadEvicted)
-		why := "it lost its quota reservation"
+		reason, why := moveQuotaLost, "it lost its quota reservation"
 		if ev != nil && ev.Status == metav1.ConditionTrue {
-			why = fmt.Sprintf("%s: %s", ev.Reason, ev.Message)
+			reason, why = ev.Reason, fmt.Sprintf("%s: %s", ev.Reason, ev.Message)
 		}
-		return fmt.Sprintf("Worker %q evicted the workload (%s); dispatching the workload again.", c, why)
+		return reason, fmt.Sprintf("Worker %q evicted the workload (%s); dispatching the workload again.", c, why)
 	case r.OldJob && !r.HasJob:
-		return fmt.Sprintf("The job's copy on worker %q is being deleted; dispatching the workload again once it is gone.", c)
+		return moveCopyGone, fmt.Sprintf("The job's copy on worker %q is being deleted; dispatching the workload again once it is gone.", c)
 	}
-	return ""
+	return "", ""
 }
 
 // planRunning carries a job running on worker c on: the job is created

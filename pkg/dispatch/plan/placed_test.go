@@ -28,12 +28,12 @@ func TestPlanPlacedCopyDeletedOnWorker(t *testing.T) {
 		"the job copy is gone and the worker ended its Workload: Retry": {
 			o: Observed{Workload: placed, Check: readyCheck, Placement: &workload.Placement{Cluster: "a"}, Health: connected,
 				Remotes: map[string]Remote{"a": {Workload: ownerGone}}},
-			want: retry("RemoteEvicted", `The job's copy on worker "a" was deleted before it finished (OwnerNotFound); dispatching the workload again.`),
+			want: moved("OwnerNotFound", `The job's copy on worker "a" was deleted before it finished (OwnerNotFound); dispatching the workload again.`),
 		},
 		"the job copy is being deleted and the worker ended its Workload: Retry": {
 			o: Observed{Workload: placed, Check: readyCheck, Placement: &workload.Placement{Cluster: "a"}, Health: connected,
 				Remotes: map[string]Remote{"a": {HasJob: true, JobMirrored: true, Workload: ownerGone}}},
-			want: retry("RemoteEvicted", `The job's copy on worker "a" was deleted before it finished (OwnerNotFound); dispatching the workload again.`),
+			want: moved("OwnerNotFound", `The job's copy on worker "a" was deleted before it finished (OwnerNotFound); dispatching the workload again.`),
 		},
 		// The same view arises when the job copy's informer lags the
 		// Workload's: the worker is asked for the final status either way.

@@ -37,6 +37,9 @@ type Plan struct {
 	Create []string
 	// Record is written to the manager Workload before the job is created.
 	Record *workload.Placement
+	// RecordMoves, if set, replaces the moves recorded on the manager
+	// Workload: a worker's eviction sent the job elsewhere once more.
+	RecordMoves []workload.Move
 	// ClearRecord removes a placement of an earlier admission whose copies
 	// are known to be gone.
 	ClearRecord bool
@@ -54,6 +57,9 @@ type Plan struct {
 	ForwardBase     *unstructured.Unstructured
 	Forwarding      *adapter.Forwarding
 	ForwardPriority string
+	// OpenGate names the worker whose copy gets its preemption gate opened,
+	// so that its Kueue may preempt for it.
+	OpenGate string
 	// JobEvents are recorded on the manager's job, once per version of it.
 	JobEvents []Event
 	// Status is the manager Workload's status change, nil for none.

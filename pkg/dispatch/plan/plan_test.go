@@ -54,6 +54,21 @@ func dispatchedEvent(cluster string) Event {
 	return Event{Type: "Normal", Reason: courier.EventDispatched, Message: `Dispatched to worker "` + cluster + `".`}
 }
 
+// moved is retry after a worker's eviction of the job on "a" for
+// reason, which is recorded as a move.
+func moved(reason, msg string) Plan { return withMove(retry("RemoteEvicted", msg), reason) }
+
+// withMove is p with the move off "a" for reason recorded.
+func withMove(p Plan, reason string) Plan {
+	p.RecordMoves = []workload.Move{{Cluster: "a", Reason: reason}}
+	p.JobEvents = []Event{{Type: "Warning", Reason: "RemoteEvicted", Message: p.Status.Message}}
+	return p
+}
+
+// ignoreMoveTimes leaves out when a move happened, which is the pass's
+// clock.
+var ignoreMoveTimes = cmpopts.IgnoreFields(workload.Move{}, "At")
+
 // retryRechecked is retry, looked at again after d whatever happens.
 func retryRechecked(d time.Duration, reason, msg string) Plan {
 	p := retry(reason, msg)
@@ -133,13 +148,19 @@ func TestPlanPlaced(t *testing.T) {
 			o: Observed{Workload: placed().Obj(), Check: readyCheck, Placement: &workload.Placement{Cluster: "a"}, Health: connected,
 				Remotes: map[string]Remote{"a": {HasJob: true, Workload: copyOf().Admit(t0).
 					Condition(kueue.WorkloadFinished, metav1.ConditionTrue, kueue.WorkloadFinishedReasonOutOfSync, t0).Obj()}}},
-			want: retry("RemoteEvicted", `Worker "a" found its job out of sync with the workload: OutOfSync; dispatching the workload again.`),
+			want: moved("OutOfSync", `Worker "a" found its job out of sync with the workload: OutOfSync; dispatching the workload again.`),
 		},
 		"the worker evicted it: Retry": {
 			o: Observed{Workload: placed().Obj(), Check: readyCheck, Placement: &workload.Placement{Cluster: "a"}, Health: connected,
 				Remotes: map[string]Remote{"a": {HasJob: true, Workload: copyOf().Admit(t0).
 					Condition(kueue.WorkloadEvicted, metav1.ConditionTrue, "Preempted", t0).Obj()}}},
-			want: retry("RemoteEvicted", `Worker "a" evicted the workload (Preempted: Preempted); dispatching the workload again.`),
+			want: moved("Preempted", `Worker "a" evicted the workload (Preempted: Preempted); dispatching the workload again.`),
+		},
+		"the worker's fence stopped it while Courier was cut off, and the worker is back before the job moved: Retry once, the copy deleted": {
+			o: Observed{Workload: placed().Obj(), Check: readyCheck, Placement: &workload.Placement{Cluster: "a"}, Health: connected,
+				Remotes: map[string]Remote{"a": {HasJob: true, Workload: copyOf().Admit(t0).Active(false).
+					Annotation(courier.FencedAnnotation, "2026-11-28T08:00:00Z").Obj()}}},
+			want: moved("Fenced", `Worker "a"'s fence stopped the workload's copy at 2026-11-28T08:00:00Z, when Courier's heartbeat there had stopped; dispatching the workload again.`),
 		},
 		// The worker deactivates the Workload after its job ended but
 		// before its Kueue finished the Workload.
@@ -168,11 +189,11 @@ func TestPlanPlaced(t *testing.T) {
 		"a refusal noted, but the check turned Ready: the job may have run, Retry": {
 			o: Observed{Now: now, Workload: placed().Obj(), Check: readyCheck, Placement: &workload.Placement{Cluster: "a"}, Health: connected,
 				PassedOver: map[string]PassOver{"a": {Reason: "refused the TrainJob", Until: now}}, Remotes: map[string]Remote{}},
-			want: retryRechecked(time.Millisecond, "RemoteEvicted", `The workload's copy on worker "a" is gone; dispatching the workload again.`),
+			want: withMove(retryRechecked(time.Millisecond, "RemoteEvicted", `The workload's copy on worker "a" is gone; dispatching the workload again.`), "CopyGone"),
 		},
 		"the worker's copy vanished: Retry": {
 			o:    Observed{Workload: placed().Obj(), Check: readyCheck, Placement: &workload.Placement{Cluster: "a"}, Health: connected, Remotes: map[string]Remote{}},
-			want: retry("RemoteEvicted", `The workload's copy on worker "a" is gone; dispatching the workload again.`),
+			want: moved("CopyGone", `The workload's copy on worker "a" is gone; dispatching the workload again.`),
 		},
 		"the worker's Workload removed, the job copy says it completed: finished": {
 			o: Observed{Workload: placed().Obj(), Check: readyCheck, Placement: &workload.Placement{Cluster: "a"}, Health: connected,
@@ -197,7 +218,7 @@ func TestPlanPlaced(t *testing.T) {
 		"the worker's Workload removed while the job runs: Retry": {
 			o: Observed{Workload: placed().Obj(), Check: readyCheck, Placement: &workload.Placement{Cluster: "a"}, Health: connected,
 				Remotes: map[string]Remote{"a": {HasJob: true}}},
-			want: retry("RemoteEvicted", `The workload's copy on worker "a" is gone; dispatching the workload again.`),
+			want: moved("CopyGone", `The workload's copy on worker "a" is gone; dispatching the workload again.`),
 		},
 		"a finished copy being deleted (Kueue's retention) is finished, not lost": {
 			o: Observed{Workload: placed().Obj(), Check: readyCheck, Placement: &workload.Placement{Cluster: "a"}, Health: connected,
@@ -213,7 +234,7 @@ func TestPlanPlaced(t *testing.T) {
 		"the worker's copy is being deleted: Retry": {
 			o: Observed{Workload: placed().Obj(), Check: readyCheck, Placement: &workload.Placement{Cluster: "a"}, Health: connected,
 				Remotes: map[string]Remote{"a": {HasJob: true, Workload: copyOf().Admit(t0).Deleting(t0).Obj()}}},
-			want: retry("RemoteEvicted", `The workload's copy on worker "a" is being deleted; dispatching the workload again.`),
+			want: moved("CopyGone", `The workload's copy on worker "a" is being deleted; dispatching the workload again.`),
 		},
 		"worker unreachable within the timeout: wait for the rest of it": {
 			o: Observed{Workload: placed().Obj(), Check: readyCheck, Placement: &workload.Placement{Cluster: "a"}, WorkerLostTimeout: 15 * time.Minute, Now: now,
@@ -578,7 +599,7 @@ func runPlanCases(t *testing.T, cases map[string]struct {
 				tc.o.Decision = allAtOnce(tc.o)
 			}
 			got := decide(tc.o)
-			if diff := gocmp.Diff(tc.want, got, cmpopts.EquateEmpty(), cmpopts.IgnoreFields(metav1.Condition{}, "LastTransitionTime")); diff != "" {
+			if diff := gocmp.Diff(tc.want, got, cmpopts.EquateEmpty(), cmpopts.IgnoreFields(metav1.Condition{}, "LastTransitionTime"), ignoreMoveTimes); diff != "" {
 				t.Errorf("decide() mismatch (-want +got):\n%s", diff)
 			}
 		})
@@ -588,7 +609,7 @@ func runPlanCases(t *testing.T, cases map[string]struct {
 // nominatedOnB observes, at now, a workload nominated to b, whose copy
 // there was made at t0, with a worker left for the next round.
 func nominatedOnB(now time.Time) Observed {
-	copy := workload.CopyFor(local().Obj(), "courier")
+	copy := workload.CopyFor(local().Obj(), "courier", false)
 	copy.CreationTimestamp = metav1.NewTime(t0)
 	return Observed{Workload: local().Nominated("b").Obj(), Check: pendingCheck, Candidates: both, Health: connected, Now: now,
 		Remotes: map[string]Remote{"b": {Workload: copy}},

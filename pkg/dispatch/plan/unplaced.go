@@ -19,7 +19,9 @@ import (
 //  1. A job that cannot be dispatched: Rejected.
 //  2. A check whose AdmissionCheck is gone, other checks not Ready yet, or
 //     a misconfiguration: Pending, saying why, and nothing new goes out.
-//  3. A workload no worker's quota could ever hold: Rejected. One that
+//  3. A workload workers evicted more than its policy's maxMoves times
+//     for one reason: Rejected, or pending and sent nowhere.
+//     A workload no worker's quota could ever hold: Rejected. One that
 //     waited longer than the policy's maxWaitTime: Retry, with why.
 //  4. While a connected worker still holds an earlier copy of the job, or
 //     one being deleted, nothing is dispatched: it must go first.
@@ -49,6 +51,11 @@ func planUnplaced(o Observed) Plan {
 		p := pending(o, o.Misconfigured, nil, Event{Type: "Warning", Reason: courier.EventMisconfigured, Message: o.Misconfigured})
 		p.Delete = withCopies(o.Remotes, "")
 		return p
+	}
+	if p, ok := movesExhausted(o); ok {
+		return p
+	}
+	switch {
 	case o.Decision != nil && o.Decision.Impossible:
 		return endAttempt(o, kueue.CheckStateRejected, courier.EventNoCapacity,
 			"No worker's quota could ever hold the whole workload. "+o.Decision.Message)
@@ -164,7 +171,7 @@ func planNominate(o Observed) Plan {
 		// For a copy gone before it showed.
 		p.RequeueAfter = soonest(p.RequeueAfter, unseenCopyRecheck)
 	}
-	return p
+	return planGate(o, p, nominated)
 }
 
 // recheckIn is when a young nomination is planned again: nominationRecheck

@@ -68,7 +68,7 @@ func Of(obj client.Object) string {
 // once the worker's Kueue adopts it, the job copy owns it and it goes with
 // that, and the job copy itself says how the job ended should the copy be
 // removed first.
-func CopyFor(wl *kueue.Workload, origin string) *kueue.Workload {
+func CopyFor(wl *kueue.Workload, origin string, gated bool) *kueue.Workload {
 	labels := maps.Clone(wl.Labels)
 	if labels == nil {
 		labels = map[string]string{}
@@ -81,6 +81,13 @@ func CopyFor(wl *kueue.Workload, origin string) *kueue.Workload {
 	}
 	annotations[courier.ManagerUIDAnnotation] = string(wl.UID)
 	annotations[courier.AdmissionAnnotation] = strconv.Itoa(int(Evictions(wl)))
+	// The manager's gates are its own; a worker that takes gates gets
+	// Courier's, which Courier opens on one worker at a time.
+	spec := *wl.Spec.DeepCopy()
+	spec.PreemptionGates = nil
+	if gated {
+		spec.PreemptionGates = []kueue.PreemptionGate{{Name: courier.PreemptionGate}}
+	}
 	return &kueue.Workload{
 		ObjectMeta: metav1.ObjectMeta{
 			Name:        wl.Name,
@@ -88,7 +95,7 @@ func CopyFor(wl *kueue.Workload, origin string) *kueue.Workload {
 			Labels:      labels,
 			Annotations: annotations,
 		},
-		Spec: *wl.Spec.DeepCopy(),
+		Spec: spec,
 	}
 }
 

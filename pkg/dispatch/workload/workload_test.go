@@ -13,6 +13,7 @@ import (
 func TestRemoteWorkload(t *testing.T) {
 	cases := map[string]struct {
 		local *kueue.Workload
+		gated bool
 		want  *kueue.Workload
 	}{
 		"metadata subset, spec, origin, manager UID and admission; no owner, status, job UID or finalizer": {
@@ -22,6 +23,32 @@ func TestRemoteWorkload(t *testing.T) {
 				ReserveQuota("cq").ClusterName("w1").Obj(),
 			want: func() *kueue.Workload {
 				wl := kueuetesting.MakeWorkload("wl", "ns").Queue("lq").Label("team", "a").Label("courier.dev/origin", "org").Obj()
+				wl.Annotations = map[string]string{"courier.dev/manager-workload-uid": "uid-1", "courier.dev/admission": "0"}
+				return wl
+			}(),
+		},
+		"to a worker that takes preemption gates: Courier's gate, not the manager's": {
+			local: func() *kueue.Workload {
+				wl := kueuetesting.MakeWorkload("wl", "ns").UID("uid-1").Queue("lq").Obj()
+				wl.Spec.PreemptionGates = []kueue.PreemptionGate{{Name: "managers-own"}}
+				return wl
+			}(),
+			gated: true,
+			want: func() *kueue.Workload {
+				wl := kueuetesting.MakeWorkload("wl", "ns").Queue("lq").Label("courier.dev/origin", "org").Obj()
+				wl.Annotations = map[string]string{"courier.dev/manager-workload-uid": "uid-1", "courier.dev/admission": "0"}
+				wl.Spec.PreemptionGates = []kueue.PreemptionGate{{Name: "courier.dev/preemption"}}
+				return wl
+			}(),
+		},
+		"to a worker that does not: no gate": {
+			local: func() *kueue.Workload {
+				wl := kueuetesting.MakeWorkload("wl", "ns").UID("uid-1").Queue("lq").Obj()
+				wl.Spec.PreemptionGates = []kueue.PreemptionGate{{Name: "managers-own"}}
+				return wl
+			}(),
+			want: func() *kueue.Workload {
+				wl := kueuetesting.MakeWorkload("wl", "ns").Queue("lq").Label("courier.dev/origin", "org").Obj()
 				wl.Annotations = map[string]string{"courier.dev/manager-workload-uid": "uid-1", "courier.dev/admission": "0"}
 				return wl
 			}(),
@@ -37,7 +64,7 @@ func TestRemoteWorkload(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got := CopyFor(tc.local, "org")
+			got := CopyFor(tc.local, "org", tc.gated)
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("CopyFor() mismatch (-want +got):\n%s", diff)
 			}

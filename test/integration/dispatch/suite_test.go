@@ -63,8 +63,10 @@ var _ = BeforeSuite(func(ctx context.Context) {
 
 	courier, err = env.StartCourier(ctx, func(c *configv1alpha1.Configuration) {
 		c.WorkerLostTimeout = &metav1.Duration{Duration: workerLostTimeout}
-		// These specs are of the Timeout policy; the Fenced one has its own.
+		// The specs are of the Timeout policy, but for those of
+		// fenced_test.go, which set a worker's own.
 		c.LostWorkerPolicy = courierv1alpha1.LostWorkerTimeout
+		c.Fence = suiteFence
 		c.GCInterval = &metav1.Duration{Duration: 5 * time.Second}
 	})
 	Expect(err).NotTo(HaveOccurred())

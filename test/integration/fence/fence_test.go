@@ -74,6 +74,9 @@ var _ = Describe("The fence without the manager", func() {
 		before := s.workload(ctx, "before", s.mine())
 		By("leaving the heartbeat unrenewed since the fence started")
 		Eventually(s.state(ctx, before)).WithTimeout(timeout + margin).Should(Equal(deactivated))
+		// The Lease says "" until the fence publishes the fencing: only a
+		// release can clear it after that.
+		Eventually(s.fenceLease(ctx)).Should(HaveField("FencedOrigins", s.origin))
 
 		By("renewing the heartbeat again")
 		s.renew(s.origin)

@@ -33,7 +33,7 @@ func expectFence(ctx context.Context, wc *courierv1alpha1.WorkerCluster, status 
 
 var _ = Describe("Courier's heartbeat on a worker", func() {
 	It("renews it with the identity config/worker/rbac.yaml grants, and reports whether a fence answers there", func(ctx context.Context) {
-		worker := env.Workers[1]
+		worker := env.Workers[0]
 		Expect(courier.GrantWorker(ctx, env, worker)).To(Succeed())
 		wc := connectWorker(ctx, worker, framework.CourierUser)
 		expectActive(ctx, wc, metav1.ConditionTrue, courierv1alpha1.ReasonConnected, 30*time.Second)
