@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -98,7 +99,12 @@ func gatherMultiKueue(ctx context.Context, c *clients) (*multiKueueState, error)
 		{queues, "ClusterQueues", false},
 		{workloads, "Workloads", false},
 	} {
-		if err := c.manager.List(ctx, l.list); err != nil && !(l.optional && meta.IsNoMatchError(err)) {
+		err := c.manager.List(ctx, l.list)
+		switch {
+		case err == nil, l.optional && meta.IsNoMatchError(err):
+		case apierrors.IsForbidden(err):
+			return nil, fmt.Errorf("listing %s: %w; run kubectl courier migrate as a user who may list AdmissionChecks, MultiKueueConfigs, MultiKueueClusters, ClusterQueues and Workloads (and, with --apply, read and create Secrets in Kueue's and Courier's namespaces and apply Courier's objects)", l.what, err)
+		default:
 			return nil, fmt.Errorf("listing %s: %w", l.what, err)
 		}
 	}
