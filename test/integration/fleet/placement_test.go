@@ -111,8 +111,8 @@ var _ = Describe("A kubeconfig with a bound ServiceAccount token", func() {
 		Expect(err).NotTo(HaveOccurred())
 		name := kubeconfigWorker(ctx, "bound-token", data)
 
-		got := expectCondition(ctx, name, courierv1alpha1.WorkerClusterActive, metav1.ConditionTrue, courierv1alpha1.ReasonConnected, time.Minute)
-		got = expectCondition(ctx, name, courierv1alpha1.WorkerClusterCredentialValid, metav1.ConditionFalse, courierv1alpha1.ReasonCredentialExpiring, 10*time.Second)
+		expectCondition(ctx, name, courierv1alpha1.WorkerClusterActive, metav1.ConditionTrue, courierv1alpha1.ReasonConnected, time.Minute)
+		got := expectCondition(ctx, name, courierv1alpha1.WorkerClusterCredentialValid, metav1.ConditionFalse, courierv1alpha1.ReasonCredentialExpiring, 10*time.Second)
 		Expect(got.Status.Credential).NotTo(BeNil())
 		Expect(got.Status.Credential.Plugin).To(BeEmpty())
 		Expect(got.Status.Credential.ExpiresAt.Time).To(BeTemporally("~", tr.Status.ExpirationTimestamp.Time, time.Second))
