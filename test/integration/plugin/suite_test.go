@@ -127,11 +127,6 @@ func viewerKubeconfig(ctx context.Context) []byte {
 // kubectlCourier runs the plugin's command in the test process as the
 // viewer, and returns what it printed.
 func kubectlCourier(ctx context.Context, args ...string) (string, error) {
-	return kubectlCourierWith(ctx, kubeconfig, args...)
-}
-
-// kubectlCourierWith runs the plugin's command with another kubeconfig.
-func kubectlCourierWith(ctx context.Context, kubeconfig string, args ...string) (string, error) {
 	var out, errOut bytes.Buffer
 	cmd := cli.NewCommand(genericiooptions.IOStreams{In: &bytes.Buffer{}, Out: &out, ErrOut: &errOut})
 	cmd.SetArgs(append([]string{"--kubeconfig", kubeconfig, "--cache-dir", cacheDir}, args...))

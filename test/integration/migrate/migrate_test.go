@@ -1,9 +1,8 @@
-package plugin
+package migrate
 
 import (
 	"context"
 	"encoding/json"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -19,22 +18,26 @@ import (
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
 	courierv1alpha1 "github.com/courierdev/courier/api/v1alpha1"
+	"github.com/courierdev/courier/pkg/adapter"
 	"github.com/courierdev/courier/pkg/cli"
 	kueuetesting "github.com/courierdev/courier/pkg/testing/kueue"
+	trainertesting "github.com/courierdev/courier/pkg/testing/trainer"
 	"github.com/courierdev/courier/test/integration/framework"
 	"github.com/courierdev/courier/test/integration/kueuesim"
 )
 
+func trainJobIn(ns string) *trainertesting.TrainJobWrapper {
+	return trainertesting.MakeTrainJob("tj-"+rand.String(5), ns).ManagedBy(adapter.TrainJobManagedBy).Queue("lq")
+}
+
 var _ = Describe("kubectl courier migrate", func() {
 	It("converts the manager's MultiKueue set-up, applies nothing over an object that says otherwise, applies, and Courier dispatches through what it applied", func(ctx context.Context) {
 		c := env.Manager.Client
-		admin := filepath.Join(GinkgoT().TempDir(), "admin")
-		Expect(env.Manager.WriteKubeconfig(framework.AdminUser, admin)).To(Succeed())
 		kueueNS, err := env.Manager.CreateNamespace(ctx, "kueue")
 		Expect(err).NotTo(HaveOccurred())
 		ns, err := env.NamespaceEverywhere(ctx, "migrate")
 		Expect(err).NotTo(HaveOccurred())
-		worker := env.Workers[1]
+		worker := env.Workers[0]
 		suffix := rand.String(5)
 		clusterName, secretName, configName, mkCheck, cqName := "mk-"+suffix, "mk-kubeconfig-"+suffix, "gpus-"+suffix, "multikueue-"+suffix, "gpu-"+suffix
 		courierCheck := mkCheck + "-courier"
@@ -55,7 +58,7 @@ var _ = Describe("kubectl courier migrate", func() {
 		args := []string{"migrate", "--kueue-namespace", kueueNS.Name, "--courier-namespace", courier.Namespace}
 
 		By("printing, by default, what it would apply, and applying nothing")
-		out, err := kubectlCourierWith(ctx, admin, append(args, "-o", "json")...)
+		out, err := kubectlCourier(ctx, admin, append(args, "-o", "json")...)
 		Expect(err).NotTo(HaveOccurred())
 		var report cli.MigrateReport
 		Expect(json.Unmarshal([]byte(out), &report)).To(Succeed(), out)
@@ -68,21 +71,21 @@ var _ = Describe("kubectl courier migrate", func() {
 		Expect(report.ClusterQueues).To(HaveExactElements(And(HaveField("Name", cqName), HaveField("Replace", map[string]string{mkCheck: courierCheck}),
 			HaveField("InFlight", 1))))
 		Expect(report.Applied).To(BeEmpty())
-		out, err = kubectlCourierWith(ctx, admin, args...)
+		out, err = kubectlCourier(ctx, admin, args...)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(out).To(ContainSubstring("#   " + cqName + " (" + mkCheck + " -> " + courierCheck + "): 1 workloads in flight with MultiKueue"))
 		Expect(out).To(ContainSubstring("---\napiVersion: courier.dev/v1alpha1\nkind: WorkerCluster\n"))
 		Expect(apierrors.IsNotFound(c.Get(ctx, client.ObjectKey{Name: clusterName}, &courierv1alpha1.WorkerCluster{}))).To(BeTrue(), "a dry run created WorkerCluster %s", clusterName)
 
 		By("telling a user who may not read MultiKueue's objects what to run it as")
-		_, err = kubectlCourier(ctx, args...)
+		_, err = kubectlCourier(ctx, restricted, args...)
 		Expect(err).To(MatchError(ContainSubstring("run kubectl courier migrate as a user who may")))
 
 		By("applying nothing while a DispatchPolicy of the config's name says something else")
 		standing := &courierv1alpha1.DispatchPolicy{ObjectMeta: metav1.ObjectMeta{Name: configName},
 			Spec: courierv1alpha1.DispatchPolicySpec{Clusters: []string{worker.Name}, Strategy: courierv1alpha1.BestFit}}
 		Expect(c.Create(ctx, standing)).To(Succeed())
-		_, err = kubectlCourierWith(ctx, admin, append(args, "--apply")...)
+		_, err = kubectlCourier(ctx, admin, append(args, "--apply")...)
 		Expect(err).To(MatchError(ContainSubstring("applying nothing, as 1 objects on the manager stand in the way:\n  - DispatchPolicy " + configName +
 			" exists with clusters [" + worker.Name + "] and strategy BestFit, not [" + clusterName + "] and AllAtOnce as MultiKueueConfig " + configName + ": delete it")))
 		copied := &corev1.Secret{}
@@ -91,16 +94,7 @@ var _ = Describe("kubectl courier migrate", func() {
 		Eventually(func() bool { return apierrors.IsNotFound(c.Get(ctx, client.ObjectKeyFromObject(standing), standing)) }).Should(BeTrue())
 
 		By("applying: the Secret copied, the objects applied, and Courier connected through them")
-		DeferCleanup(func(ctx context.Context) {
-			for _, obj := range []client.Object{&kueue.AdmissionCheck{ObjectMeta: metav1.ObjectMeta{Name: courierCheck}},
-				&courierv1alpha1.DispatchPolicy{ObjectMeta: metav1.ObjectMeta{Name: configName}},
-				&courierv1alpha1.WorkerCluster{ObjectMeta: metav1.ObjectMeta{Name: clusterName}}} {
-				Expect(client.IgnoreNotFound(c.Delete(ctx, obj))).To(Succeed())
-				// Other specs count the WorkerClusters.
-				Eventually(func() bool { return apierrors.IsNotFound(c.Get(ctx, client.ObjectKeyFromObject(obj), obj)) }).WithTimeout(time.Minute).Should(BeTrue(), "%T %s", obj, obj.GetName())
-			}
-		})
-		out, err = kubectlCourierWith(ctx, admin, append(args, "--apply")...)
+		out, err = kubectlCourier(ctx, admin, append(args, "--apply")...)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(out).To(HavePrefix("secret/" + secretName + " copied from " + kueueNS.Name + " to " + courier.Namespace + "\n" +
 			"workercluster/" + clusterName + " applied\ndispatchpolicy/" + configName + " applied\nadmissioncheck/" + courierCheck + " applied\n"))
@@ -117,7 +111,7 @@ var _ = Describe("kubectl courier migrate", func() {
 		}).WithTimeout(time.Minute).Should(Succeed())
 
 		By("applying again: nothing changes")
-		out, err = kubectlCourierWith(ctx, admin, append(args, "--apply")...)
+		out, err = kubectlCourier(ctx, admin, append(args, "--apply")...)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(out).To(HavePrefix("secret/" + secretName + " already in " + courier.Namespace + "\n"))
 
@@ -125,7 +119,7 @@ var _ = Describe("kubectl courier migrate", func() {
 		kueuesim.UpdateStatus(ctx, env.Manager, running, func(w *kueue.Workload) {
 			meta.SetStatusCondition(&w.Status.Conditions, metav1.Condition{Type: kueue.WorkloadFinished, Status: metav1.ConditionTrue, Reason: "Succeeded", Message: "Job finished successfully"})
 		})
-		out, err = kubectlCourierWith(ctx, admin, append(args, "-o", "json")...)
+		out, err = kubectlCourier(ctx, admin, append(args, "-o", "json")...)
 		Expect(err).NotTo(HaveOccurred())
 		report = cli.MigrateReport{}
 		Expect(json.Unmarshal([]byte(out), &report)).To(Succeed(), out)
@@ -141,11 +135,6 @@ var _ = Describe("kubectl courier migrate", func() {
 		courierSim := &kueuesim.Sim{Env: env, Check: kueue.AdmissionCheckReference(courierCheck)}
 		tj := trainJobIn(ns).Obj()
 		wl := courierSim.SubmitTo(ctx, tj, cqName)
-		DeferCleanup(func(ctx context.Context) {
-			Expect(client.IgnoreNotFound(c.Delete(ctx, wl))).To(Succeed())
-			Expect(client.IgnoreNotFound(c.Delete(ctx, tj))).To(Succeed())
-			Eventually(func(g Gomega) { g.Expect(kueuesim.Read(ctx, g, worker, wl)).To(BeNil()) }).WithTimeout(time.Minute).Should(Succeed())
-		})
 		Eventually(func(g Gomega) { g.Expect(kueuesim.Read(ctx, g, worker, wl)).NotTo(BeNil()) }).Should(Succeed())
 		kueuesim.AdmitOn(ctx, worker, wl)
 		courierSim.ExpectCheck(ctx, wl, kueue.CheckStateReady, clusterName)
