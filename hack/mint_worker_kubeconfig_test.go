@@ -98,10 +98,11 @@ func TestMintWorkerKubeconfig(t *testing.T) {
 			}
 			// ParseKubeconfig is what Courier runs on the Secret: the
 			// kubeconfig must pass its security checks too.
-			restConfig, err := cluster.ParseKubeconfig(secret.Data["kubeconfig"])
+			target, err := cluster.ParseKubeconfig(secret.Data["kubeconfig"], nil)
 			if err != nil {
 				t.Fatalf("Courier refuses the kubeconfig: %v\n%s", err, secret.Data["kubeconfig"])
 			}
+			restConfig := target.Config
 			got := minted{
 				SecretName: secret.Name, SecretNamespace: secret.Namespace,
 				Server: restConfig.Host, Token: restConfig.BearerToken, CA: restConfig.CAData,

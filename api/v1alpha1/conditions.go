@@ -24,6 +24,39 @@ const (
 	// that fence: under the Fenced policy, only such a worker's jobs ever
 	// move when it is lost.
 	WorkerClusterFenceReady = "FenceReady"
+
+	// WorkerClusterCredentialValid is False while the credential Courier
+	// reaches the worker with is about to expire with nothing to renew it
+	// in time (within the Configuration's workerCredentials.expiryWarning),
+	// or has expired; True while it lasts or a plugin renews it; Unknown
+	// while Courier holds none.
+	WorkerClusterCredentialValid = "CredentialValid"
+)
+
+// Reasons of the WorkerCluster CredentialValid condition.
+const (
+	// ReasonNoExpiry: the credential does not expire, as far as Courier
+	// can tell (an opaque token, or a plugin's credential without
+	// expirationTimestamp, which Courier asks for again when the worker
+	// refuses it).
+	ReasonNoExpiry = "NoExpiry"
+	// ReasonRenewing: a plugin hands out the credential, and Courier asks
+	// it for a new one before the one it holds expires.
+	ReasonRenewing = "Renewing"
+	// ReasonExpiresLater: the credential the kubeconfig embeds expires
+	// later than the warning lead time.
+	ReasonExpiresLater = "ExpiresLater"
+	// ReasonCredentialExpiring: the credential expires within the warning
+	// lead time and nothing will renew it: the kubeconfig embeds it, or
+	// the plugin failed to renew it. Also the event recorded then.
+	ReasonCredentialExpiring = "CredentialExpiring"
+	// ReasonCredentialExpired: the credential has expired and Courier
+	// holds no other; the worker is not used. Also an Active reason, and
+	// the event recorded then. A configuration error.
+	ReasonCredentialExpired = "CredentialExpired"
+	// ReasonNoCredential: Courier holds no credential for the worker yet;
+	// Active says why.
+	ReasonNoCredential = "NoCredential"
 )
 
 // Reasons of the WorkerCluster FenceReady condition.
@@ -79,6 +112,19 @@ const (
 	ReasonReleasing = "Releasing"
 )
 
+// Reasons of events Courier records on WorkerClusters, besides the reasons
+// of the conditions whose changes it records.
+const (
+	// EventClusterProfileDeleted: the WorkerCluster's ClusterProfile was
+	// deleted, so Courier deleted the WorkerCluster, which drains as any
+	// deleted one does; the profile goes once it has drained.
+	EventClusterProfileDeleted = "ClusterProfileDeleted"
+
+	// EventCredentialRenewed: the worker's credential is valid again after
+	// it was expiring or had expired.
+	EventCredentialRenewed = "CredentialRenewed"
+)
+
 // Reasons of the WorkerCluster Active condition. Reasons marked as
 // configuration errors need a person to fix something; Courier retries them
 // slowly. Unreachable is network loss; Courier retries it quickly and counts
@@ -102,6 +148,28 @@ const (
 	// ReasonForbidden: the worker refused the credentials (401 or 403).
 	// A configuration error.
 	ReasonForbidden = "Forbidden"
+
+	// ReasonClusterProfileNotFound: the ClusterProfile the WorkerCluster
+	// names does not exist, or the manager does not serve ClusterProfiles.
+	// A configuration error.
+	ReasonClusterProfileNotFound = "ClusterProfileNotFound"
+
+	// ReasonNoAccessProvider: the ClusterProfile offers no access
+	// provider that a plugin of the Configuration serves, or the one it
+	// offers is unusable (no server, no TLS verification). A
+	// configuration error.
+	ReasonNoAccessProvider = "NoAccessProvider"
+
+	// ReasonPluginNotAllowed: the kubeconfig runs an exec plugin that the
+	// Configuration's workerCredentials does not list, or an
+	// auth-provider plugin. A configuration error.
+	ReasonPluginNotAllowed = "PluginNotAllowed"
+
+	// ReasonCredentialPluginFailed: the exec plugin failed, ran longer
+	// than workerCredentials.pluginTimeout and was stopped, or printed
+	// what is not an ExecCredential with a token, and Courier holds no
+	// credential that has not expired. A configuration error.
+	ReasonCredentialPluginFailed = "CredentialPluginFailed"
 
 	// ReasonUnreachable: the worker's API server did not answer in time.
 	// Network loss.

@@ -6,11 +6,23 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// WorkerClusterSpec says how to reach a worker cluster.
+// WorkerClusterSpec says how to reach a worker cluster: through a
+// kubeconfig Secret or through a ClusterProfile, exactly one of them.
+// +kubebuilder:validation:ExactlyOneOf=kubeconfig;clusterProfileRef
 type WorkerClusterSpec struct {
 	// Kubeconfig locates the kubeconfig Courier uses to reach the worker.
-	// +required
-	Kubeconfig KubeconfigSource `json:"kubeconfig"`
+	// +optional
+	Kubeconfig *KubeconfigSource `json:"kubeconfig,omitempty"`
+
+	// ClusterProfileRef names the ClusterProfile
+	// (multicluster.x-k8s.io/v1alpha1) a cluster inventory keeps for the
+	// worker. Courier reaches the worker through the first of the
+	// profile's access providers that a plugin of the Configuration's
+	// workerCredentials serves, and holds the profile while the
+	// WorkerCluster names it. When the profile is deleted, Courier deletes
+	// the WorkerCluster, which drains first.
+	// +optional
+	ClusterProfileRef *ClusterProfileReference `json:"clusterProfileRef,omitempty"`
 
 	// RuntimePatch is added to every TrainJob Courier sends to this
 	// worker, as Courier's own RuntimePatches entry (manager
@@ -51,11 +63,27 @@ const (
 // KubeconfigSource is where a kubeconfig is kept.
 type KubeconfigSource struct {
 	// SecretRef names a Secret in Courier's namespace and the key holding
-	// the kubeconfig. The kubeconfig must embed its credentials: file
-	// references, exec and auth-provider plugins, basic auth and
-	// insecure-skip-tls-verify are refused.
+	// the kubeconfig. The kubeconfig must embed its credentials, or get
+	// them from an exec plugin the Configuration's workerCredentials
+	// allows: file references, other exec plugins, auth-provider plugins,
+	// basic auth and insecure-skip-tls-verify are refused.
 	// +required
 	SecretRef SecretKeyReference `json:"secretRef"`
+}
+
+// ClusterProfileReference names a ClusterProfile.
+type ClusterProfileReference struct {
+	// Namespace of the ClusterProfile.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	Namespace string `json:"namespace"`
+
+	// Name of the ClusterProfile.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
 }
 
 // SecretKeyReference names one key of a Secret in Courier's namespace.
@@ -111,6 +139,13 @@ type WorkerClusterStatus struct {
 	// +optional
 	RevokedSince *metav1.Time `json:"revokedSince,omitempty"`
 
+	// Credential is what Courier knows of the credential it reaches the
+	// worker with: the plugin that hands it out, if any, and when it
+	// expires. Unset for a credential that does not expire and comes from
+	// no plugin.
+	// +optional
+	Credential *CredentialStatus `json:"credential,omitempty"`
+
 	// PreemptionGates says whether the worker's Kueue holds a preemption
 	// back behind a gate until Courier opens it (Enabled), so that Courier
 	// lets one worker at a time preempt for a job, or not (Disabled);
@@ -146,6 +181,28 @@ type WorkerClusterStatus struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=256
 	CapacitySummary string `json:"capacitySummary,omitempty"`
+}
+
+// CredentialStatus is what Courier knows of a worker's credential.
+type CredentialStatus struct {
+	// Plugin names the exec credential plugin, as the Configuration's
+	// workerCredentials lists it, that hands the credential out; empty for
+	// one the kubeconfig embeds.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	Plugin string `json:"plugin,omitempty"`
+
+	// ExpiresAt is when the credential Courier holds expires: the
+	// plugin's expirationTimestamp, the embedded token's exp claim (a
+	// bound ServiceAccount token's), or the embedded client certificate's
+	// notAfter. Unset when it does not expire, as far as Courier can tell.
+	// Courier does not use a credential past it.
+	// +optional
+	ExpiresAt *metav1.Time `json:"expiresAt,omitempty"`
+
+	// RenewedAt is when the plugin last handed out a credential.
+	// +optional
+	RenewedAt *metav1.Time `json:"renewedAt,omitempty"`
 }
 
 // ResourceCapacity is the quota of one resource in one flavor on a worker.
@@ -185,6 +242,7 @@ type ResourceCapacity struct {
 // +kubebuilder:printcolumn:name="Active",type=string,JSONPath=`.status.conditions[?(@.type=="Active")].status`
 // +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Active")].reason`
 // +kubebuilder:printcolumn:name="Capacity",type=string,JSONPath=`.status.capacitySummary`
+// +kubebuilder:printcolumn:name="Credential Expires",type=string,JSONPath=`.status.credential.expiresAt`,priority=1
 // +kubebuilder:printcolumn:name="Draining",type=string,JSONPath=`.status.conditions[?(@.type=="Draining")].status`,priority=1
 // +kubebuilder:printcolumn:name="Preemption Gates",type=string,JSONPath=`.status.preemptionGates`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`

@@ -61,7 +61,7 @@ func NewCommand(streams genericiooptions.IOStreams) *cobra.Command {
 		"Output format: wide, name, json, yaml, jsonpath=..., jsonpath-file=..., go-template=..., go-template-file=...; empty is the view for people.")
 	root.PersistentFlags().BoolVar(&o.out.noHeaders, "no-headers", false, "Print tables without their header row.")
 	root.PersistentFlags().BoolVarP(&o.out.allNamespaces, "all-namespaces", "A", false, "List the jobs of every namespace (status without a job).")
-	root.AddCommand(o.statusCommand(), o.clustersCommand(), o.explainCommand(), o.versionCommand())
+	root.AddCommand(o.statusCommand(), o.clustersCommand(), o.explainCommand(), o.migrateCommand(), o.versionCommand())
 	return root
 }
 

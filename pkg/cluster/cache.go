@@ -2,7 +2,6 @@ package cluster
 
 import (
 	"context"
-	"crypto/sha256"
 	"fmt"
 	"sync"
 	"time"
@@ -161,24 +160,31 @@ func (c *Cache) Start(ctx context.Context) error {
 // changes; controllers watch it with source.Channel.
 func (c *Cache) Events() <-chan event.GenericEvent { return c.events }
 
-// Connect makes sure a connection for name uses this kubeconfig. The same
-// kubeconfig keeps the current connection; a different one (a rotated
-// Secret) replaces it. It never blocks on the network.
-func (c *Cache) Connect(name string, kubeconfig []byte, config *rest.Config) {
-	key := sha256.Sum256(kubeconfig)
+// Connect makes sure a connection for name reaches its worker as the
+// target says. A target with the same key keeps the current connection; a
+// different one (a rotated Secret, a changed ClusterProfile) replaces it.
+// It never blocks on the network, nor on a credential plugin.
+func (c *Cache) Connect(name string, target Target) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if old, ok := c.conns[name]; ok {
-		if old.key == key {
+		if old.key == target.Key {
 			return
 		}
 		old.cancel()
 	}
+	creds := newCredentials(name, target)
+	config := target.Config
+	if target.Plugin != nil {
+		config = rest.CopyConfig(config)
+		config.Wrap(creds.wrap)
+	}
 	ctx, cancel := context.WithCancel(c.ctx)
 	conn := &connection{
 		name:   name,
-		key:    key,
+		key:    target.Key,
 		config: config,
+		creds:  creds,
 		opts:   c.opts,
 		cancel: cancel,
 		done:   make(chan struct{}),

@@ -10,6 +10,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 
 	courier "github.com/courierdev/courier/api/v1alpha1"
 	"github.com/courierdev/courier/pkg/metrics"
@@ -37,6 +38,9 @@ type State struct {
 	// sees of the worker's fence; both outlive a disconnection.
 	Heartbeat HeartbeatState
 	Fence     FenceState
+	// Credential is what is known of the credential, connected or not; nil
+	// before the connection first looked at it.
+	Credential *CredentialState
 	// PreemptionGates is whether the worker's Kueue takes preemption
 	// gates, as found on connecting; empty until then.
 	PreemptionGates courier.PreemptionGatesState
@@ -52,6 +56,7 @@ type connection struct {
 	name   string
 	key    [sha256.Size]byte
 	config *rest.Config
+	creds  *credentials
 	opts   *Options
 	notify func()
 	cancel context.CancelFunc
@@ -74,9 +79,13 @@ func (c *connection) run(ctx context.Context) {
 	everConnected := false
 	network, config := c.opts.networkBackoff, c.opts.configBackoff
 	for ctx.Err() == nil {
-		connectCtx, cancel := context.WithTimeout(ctx, c.opts.ConnectTimeout)
-		r, err := connect(connectCtx, c.name, c.config, c.opts, c.notify)
-		cancel()
+		var r *Remote
+		err := c.credential(ctx)
+		if err == nil {
+			connectCtx, cancel := context.WithTimeout(ctx, c.opts.ConnectTimeout)
+			r, err = connect(connectCtx, c.name, c.config, c.opts, c.notify)
+			cancel()
+		}
 		if err == nil {
 			if state, _ := c.snapshot(); everConnected && !state.Connected {
 				metrics.WorkerReconnects.WithLabelValues(c.name).Inc()
@@ -97,6 +106,9 @@ func (c *connection) run(ctx context.Context) {
 			return
 		}
 		cerr := classify(err, "connecting")
+		if cerr.Reason == courier.ReasonForbidden {
+			c.creds.wasRefused()
+		}
 		c.failed(cerr)
 		delay := network.Step()
 		if cerr.IsConfiguration() {
@@ -109,11 +121,29 @@ func (c *connection) run(ctx context.Context) {
 	}
 }
 
+// credential makes sure a credential is held that has not expired, and
+// shows what is known of it.
+func (c *connection) credential(ctx context.Context) error {
+	err := c.creds.ensure(ctx)
+	c.update(func(s *State) { s.Credential = ptr.To(c.creds.state()) })
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
 // watch checks a connected worker's health until it fails twice in a row,
-// or until the kinds it serves change.
+// until the kinds it serves change, or until its credential expires with
+// no new one.
 func (c *connection) watch(ctx context.Context, r *Remote) error {
 	health := time.NewTicker(c.opts.HealthPeriod)
 	defer health.Stop()
+	renew := time.NewTimer(0)
+	renew.Stop()
+	defer renew.Stop()
+	if d := c.creds.next(); d > 0 {
+		renew.Reset(d)
+	}
 	kinds := time.NewTicker(c.opts.KindsPeriod)
 	defer kinds.Stop()
 	probeCtx, stopProbe := context.WithCancel(ctx)
@@ -135,6 +165,15 @@ func (c *connection) watch(ctx context.Context, r *Remote) error {
 			return ctx.Err()
 		case <-beats:
 			c.beat(ctx, r)
+		case <-renew.C:
+			err, next := c.creds.tick(ctx)
+			c.update(func(s *State) { s.Credential = ptr.To(c.creds.state()) })
+			if err != nil {
+				return err
+			}
+			if next > 0 {
+				renew.Reset(next)
+			}
 		case <-health.C:
 			hctx, cancel := context.WithTimeout(ctx, c.opts.HealthTimeout)
 			err := r.health(hctx)
@@ -208,7 +247,14 @@ func sameState(a, b State) bool {
 		// What the WorkerCluster's FenceReady condition shows.
 		(a.Heartbeat.Err == "") == (b.Heartbeat.Err == "") && a.Fence.Answering == b.Fence.Answering &&
 		a.Fence.Manager == b.Fence.Manager && slices.Equal(a.Fence.Fencing, b.Fence.Fencing) &&
-		a.PreemptionGates == b.PreemptionGates
+		a.PreemptionGates == b.PreemptionGates && sameCredential(a.Credential, b.Credential)
+}
+
+func sameCredential(a, b *CredentialState) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.Plugin == b.Plugin && a.ExpiresAt.Equal(b.ExpiresAt) && a.RenewedAt.Equal(b.RenewedAt) && a.RenewErr == b.RenewErr
 }
 
 // swap installs r as the connection's Remote and stops the one it replaces.

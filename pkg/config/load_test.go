@@ -43,6 +43,11 @@ func defaulted() *configv1alpha1.Configuration {
 			MutatingConfigurationName:   "courier-mutating-webhook-configuration",
 			ValidatingConfigurationName: "courier-validating-webhook-configuration",
 		},
+		WorkerCredentials: &configv1alpha1.WorkerCredentials{
+			ExpiryWarning: &metav1.Duration{Duration: 7 * 24 * time.Hour},
+			PluginTimeout: &metav1.Duration{Duration: 20 * time.Second},
+		},
+		PlacementDecisions: &configv1alpha1.PlacementDecisions{Enable: ptr.To(false)},
 		LeaderElection: &componentconfig.LeaderElectionConfiguration{
 			LeaderElect:       ptr.To(true),
 			LeaseDuration:     metav1.Duration{Duration: 15 * time.Second},
@@ -159,6 +164,59 @@ leaderElection: {leaderElect: false}
 		"unknown certificate management": {
 			file:    header + "webhook: {enable: true, certManagement: Vault}\n",
 			wantErr: []string{`webhook.certManagement: Unsupported value: "Vault"`},
+		},
+		"credential plugins get their defaults": {
+			file: header + `workerCredentials:
+  expiryWarning: 24h
+  pluginTimeout: 5s
+  plugins:
+  - name: google
+    command: /usr/lib/google-cloud-sdk/bin/gke-gcloud-auth-plugin
+  - name: open-cluster-management
+    command: /opt/ocm/cp-creds
+    args: [--managed-serviceaccount=courier]
+    env: [{name: HOME, value: /var/run/ocm}]
+    apiVersion: client.authentication.k8s.io/v1beta1
+    provideClusterInfo: false
+    profileArgs: Append
+    profileEnv: Replace
+placementDecisions: {enable: true}
+`,
+			want: func(c *configv1alpha1.Configuration) {
+				c.WorkerCredentials = &configv1alpha1.WorkerCredentials{
+					ExpiryWarning: &metav1.Duration{Duration: 24 * time.Hour},
+					PluginTimeout: &metav1.Duration{Duration: 5 * time.Second},
+					Plugins: []configv1alpha1.CredentialPlugin{
+						{Name: "google", Command: "/usr/lib/google-cloud-sdk/bin/gke-gcloud-auth-plugin", APIVersion: "client.authentication.k8s.io/v1",
+							ProvideClusterInfo: ptr.To(true), ProfileArgs: "Ignore", ProfileEnv: "Ignore"},
+						{Name: "open-cluster-management", Command: "/opt/ocm/cp-creds", Args: []string{"--managed-serviceaccount=courier"},
+							Env: []configv1alpha1.PluginEnvVar{{Name: "HOME", Value: "/var/run/ocm"}}, APIVersion: "client.authentication.k8s.io/v1beta1",
+							ProvideClusterInfo: ptr.To(false), ProfileArgs: "Append", ProfileEnv: "Replace"},
+					},
+				}
+				c.PlacementDecisions.Enable = ptr.To(true)
+			},
+		},
+		"bad credential plugins name their fields": {
+			file: header + `workerCredentials:
+  expiryWarning: -1h
+  pluginTimeout: 10m
+  plugins:
+  - {name: gke, command: gke-gcloud-auth-plugin}
+  - {name: gke, command: /opt/../bin/p}
+  - {name: "bad name", command: /bin/p, apiVersion: client.authentication.k8s.io/v2, env: [{name: KUBERNETES_EXEC_INFO}, {name: "1x"}]}
+`,
+			wantErr: []string{
+				`workerCredentials.expiryWarning: Invalid value: "-1h0m0s": must not be negative`,
+				`workerCredentials.pluginTimeout: Invalid value: "10m0s": must be between 1s and 5m`,
+				`workerCredentials.plugins[0].command: Invalid value: "gke-gcloud-auth-plugin": must be the plugin binary's absolute, clean path`,
+				`workerCredentials.plugins[1].name: Duplicate value: "gke"`,
+				`workerCredentials.plugins[1].command: Invalid value: "/opt/../bin/p"`,
+				`workerCredentials.plugins[2].name: Invalid value: "bad name"`,
+				`workerCredentials.plugins[2].apiVersion: Unsupported value: "client.authentication.k8s.io/v2"`,
+				`workerCredentials.plugins[2].env[0].name: Forbidden: Courier sets KUBERNETES_EXEC_INFO itself`,
+				`workerCredentials.plugins[2].env[1].name: Invalid value: "1x"`,
+			},
 		},
 		"unknown field": {
 			file:    header + "orign: typo\n",

@@ -65,6 +65,8 @@ func Validate(c *configv1alpha1.Configuration) field.ErrorList {
 	errs = append(errs, validateClient(c.WorkerClient, field.NewPath("workerClient"))...)
 	errs = append(errs, validateFrameworks(c.ExternalFrameworks, field.NewPath("externalFrameworks"))...)
 	errs = append(errs, validateWebhook(c.Webhook, field.NewPath("webhook"))...)
+	errs = append(errs, validateWorkerCredentials(c.WorkerCredentials, field.NewPath("workerCredentials"))...)
+	errs = append(errs, validatePlacementDecisions(c.PlacementDecisions, field.NewPath("placementDecisions"))...)
 	if c.Health != nil {
 		errs = append(errs, validateBindAddress(c.Health.BindAddress, field.NewPath("health", "bindAddress"))...)
 	}

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	inventory "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
 	jobset "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
@@ -23,5 +24,6 @@ func NewScheme() *runtime.Scheme {
 	utilruntime.Must(kueue.AddToScheme(s))
 	utilruntime.Must(trainer.AddToScheme(s))
 	utilruntime.Must(jobset.AddToScheme(s))
+	utilruntime.Must(inventory.AddToScheme(s))
 	return s
 }

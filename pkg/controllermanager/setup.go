@@ -21,6 +21,7 @@ import (
 	"github.com/courierdev/courier/pkg/dispatch"
 	"github.com/courierdev/courier/pkg/dispatch/workload"
 	"github.com/courierdev/courier/pkg/lostworker"
+	"github.com/courierdev/courier/pkg/placementdecision"
 	"github.com/courierdev/courier/pkg/webhook"
 	"github.com/courierdev/courier/pkg/workercluster"
 )
@@ -88,14 +89,31 @@ func Setup(mgr ctrl.Manager, cfg *configv1alpha1.Configuration) (*cluster.Cache,
 	if err := mgr.Add(cache); err != nil {
 		return nil, fmt.Errorf("adding the worker cluster cache: %w", err)
 	}
+	inventory, err := inventoryServed(dc)
+	if err != nil {
+		return nil, err
+	}
+	if !inventory[clusterProfiles] {
+		ctrl.Log.WithName("setup").Info("Not watching ClusterProfiles: the manager's API server does not serve them; WorkerClusters that name one say so", "groupVersion", inventoryGroupVersion)
+	}
 	if err := workercluster.SetupWithManager(mgr, workercluster.Options{
 		Namespace: cfg.Namespace, LostWorker: lost, Origin: cfg.Origin, FenceNamespace: cfg.Fence.Namespace,
 		Cache: cache, Placements: dispatcher,
+		Plugins: cluster.NewPlugins(cfg.WorkerCredentials), ExpiryWarning: cfg.WorkerCredentials.ExpiryWarning.Duration,
+		ClusterProfiles: inventory[clusterProfiles],
 	}); err != nil {
 		return nil, fmt.Errorf("setting up the WorkerCluster controller: %w", err)
 	}
 	if err := dispatcher.SetupWithManager(mgr); err != nil {
 		return nil, err
+	}
+	if *cfg.PlacementDecisions.Enable {
+		if !inventory[placementDecisions] {
+			return nil, fmt.Errorf("placementDecisions.enable is true, but the manager's API server does not serve PlacementDecisions (%s): install their CRD (config/crd/bases in sigs.k8s.io/cluster-inventory-api), or turn placementDecisions off", inventoryGroupVersion)
+		}
+		if err := placementdecision.SetupWithManager(mgr); err != nil {
+			return nil, fmt.Errorf("setting up the PlacementDecision controller: %w", err)
+		}
 	}
 	if err := webhook.Setup(mgr, cfg, adapters); err != nil {
 		return nil, fmt.Errorf("setting up the webhooks: %w", err)
@@ -152,4 +170,28 @@ func servedAdapters(dc discovery.DiscoveryInterface, all []adapter.Adapter) (ser
 		}
 	}
 	return served, unserved, statusInObject, nil
+}
+
+// The cluster inventory's API, which Courier uses where the manager serves it.
+const (
+	inventoryGroupVersion = "multicluster.x-k8s.io/v1alpha1"
+	clusterProfiles       = "clusterprofiles"
+	placementDecisions    = "placementdecisions"
+)
+
+// inventoryServed says which of the cluster inventory's resources the
+// manager's API server serves: their CRDs are optional.
+func inventoryServed(dc discovery.DiscoveryInterface) (map[string]bool, error) {
+	resources, err := dc.ServerResourcesForGroupVersion(inventoryGroupVersion)
+	if apierrors.IsNotFound(err) {
+		return map[string]bool{}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("looking up %s on the manager: %w", inventoryGroupVersion, err)
+	}
+	served := map[string]bool{}
+	for _, r := range resources.APIResources {
+		served[r.Name] = true
+	}
+	return served, nil
 }

@@ -70,7 +70,7 @@ func TestAlertsQueryExportedMetrics(t *testing.T) {
 			}
 		}
 	}
-	want := sets.New("CourierWorkerDisconnected", "CourierWorkerLost", "CourierDispatchLatencyHigh", "CourierWorkloadsRejected", "CourierMetricsAbsent")
+	want := sets.New("CourierWorkerDisconnected", "CourierWorkerCredentialExpiring", "CourierWorkerLost", "CourierDispatchLatencyHigh", "CourierWorkloadsRejected", "CourierMetricsAbsent")
 	if got := sets.New(alerts...); !got.Equal(want) {
 		t.Errorf("alerts %v, want %v", sets.List(got), sets.List(want))
 	}

@@ -144,6 +144,8 @@ func touchAll(c string) {
 	RemoteRequestDuration.WithLabelValues(c, "get").Observe(0.1)
 	RemoteRequestErrors.WithLabelValues(c, "get", "none").Inc()
 	FenceAnswering(c, true)
+	Credential(c, t0, true)
+	CredentialPluginRuns.WithLabelValues(c, "plugin", "success").Inc()
 	SelfFault(false)
 	ObserveDispatchLatency(c, t0, t0)
 	Dispatched(c)

@@ -18,6 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
+	inventory "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -33,11 +34,17 @@ import (
 	"github.com/courierdev/courier/pkg/metrics"
 )
 
-// +kubebuilder:rbac:groups=courier.dev,resources=workerclusters,verbs=get;list;watch;patch
+// +kubebuilder:rbac:groups=courier.dev,resources=workerclusters,verbs=get;list;watch;patch;delete
+// +kubebuilder:rbac:groups=multicluster.x-k8s.io,resources=clusterprofiles,verbs=get;list;watch;patch
 // +kubebuilder:rbac:groups=courier.dev,resources=workerclusters/status,verbs=patch
 // +kubebuilder:rbac:groups="",namespace=courier-system,resources=secrets,verbs=get;list;watch
 
-const secretNameIndex = "spec.kubeconfig.secretRef.name"
+// Indexes of WorkerClusters by what they name: the kubeconfig Secret, and
+// the ClusterProfile as namespace/name.
+const (
+	secretNameIndex = "spec.kubeconfig.secretRef.name"
+	profileIndex    = "spec.clusterProfileRef"
+)
 
 // capacityPeriod is how often, at most, a worker's capacity is written to
 // its status, and how often a connected worker is looked at again for it:
@@ -58,6 +65,14 @@ type Options struct {
 	Cache *cluster.Cache
 	// Placements tells which Workloads still need a worker being drained.
 	Placements Placements
+	// Plugins are the exec credential plugins the Configuration allows.
+	Plugins *cluster.Plugins
+	// ExpiryWarning is how long before a credential expires, with nothing
+	// to renew it, the CredentialValid condition turns False.
+	ExpiryWarning time.Duration
+	// ClusterProfiles says whether the manager serves ClusterProfiles: only
+	// then are they watched.
+	ClusterProfiles bool
 }
 
 // Reconciler keeps WorkerCluster connections and status.
@@ -69,6 +84,9 @@ type Reconciler struct {
 	fenceNS    string
 	cache      *cluster.Cache
 	placements Placements
+	plugins    *cluster.Plugins
+	expiry     time.Duration
+	profiles   bool
 	recorder   events.EventRecorder
 	now        func() time.Time
 
@@ -87,6 +105,9 @@ func SetupWithManager(mgr ctrl.Manager, opts Options) error {
 		fenceNS:    opts.FenceNamespace,
 		cache:      opts.Cache,
 		placements: opts.Placements,
+		plugins:    opts.Plugins,
+		expiry:     opts.ExpiryWarning,
+		profiles:   opts.ClusterProfiles,
 		recorder:   mgr.GetEventRecorder("courier-workercluster"),
 		now:        time.Now,
 
@@ -94,16 +115,31 @@ func SetupWithManager(mgr ctrl.Manager, opts Options) error {
 	}
 	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &courier.WorkerCluster{}, secretNameIndex,
 		func(o client.Object) []string {
-			return []string{o.(*courier.WorkerCluster).Spec.Kubeconfig.SecretRef.Name}
+			if k := o.(*courier.WorkerCluster).Spec.Kubeconfig; k != nil {
+				return []string{k.SecretRef.Name}
+			}
+			return nil
 		}); err != nil {
 		return fmt.Errorf("indexing WorkerClusters by Secret: %w", err)
 	}
-	return ctrl.NewControllerManagedBy(mgr).
+	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &courier.WorkerCluster{}, profileIndex,
+		func(o client.Object) []string {
+			if ref := o.(*courier.WorkerCluster).Spec.ClusterProfileRef; ref != nil {
+				return []string{ref.Namespace + "/" + ref.Name}
+			}
+			return nil
+		}); err != nil {
+		return fmt.Errorf("indexing WorkerClusters by ClusterProfile: %w", err)
+	}
+	b := ctrl.NewControllerManagedBy(mgr).
 		Named("workercluster").
 		For(&courier.WorkerCluster{}, builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, deleted()))).
 		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.workerClustersForSecret)).
-		WatchesRawSource(source.Channel(r.cache.Events(), &handler.EnqueueRequestForObject{})).
-		Complete(r)
+		WatchesRawSource(source.Channel(r.cache.Events(), &handler.EnqueueRequestForObject{}))
+	if r.profiles {
+		b = b.Watches(&inventory.ClusterProfile{}, handler.EnqueueRequestsFromMapFunc(r.workerClustersForProfile))
+	}
+	return b.Complete(r)
 }
 
 // Reconcile observes the Secret and the connection, computes the status,
@@ -130,6 +166,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	}
 
 	if wc.DeletionTimestamp == nil {
+		if gone, err := r.followProfile(ctx, wc); err != nil || gone {
+			return reconcile.Result{}, err
+		}
 		if err := r.holdCredentials(ctx, wc, false); err != nil {
 			return reconcile.Result{}, err
 		}
@@ -144,6 +183,16 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		result.RequeueAfter = r.holdCapacity(wc, &state, now)
 	}
 	status := computeStatus(wc.Status, wc.Generation, state, now)
+	credential := credentialCondition(state.Credential, credentialSource(wc, r.namespace), r.expiry, wc.Generation, now)
+	meta.SetStatusCondition(&status.Conditions, credential)
+	var expiresAt time.Time
+	if status.Credential != nil && status.Credential.ExpiresAt != nil {
+		expiresAt = status.Credential.ExpiresAt.Time
+	}
+	metrics.Credential(wc.Name, expiresAt, credential.Status == metav1.ConditionFalse)
+	if recheck := credentialRecheck(state.Credential, r.expiry, now); recheck > 0 && (result.RequeueAfter == 0 || recheck < result.RequeueAfter) {
+		result.RequeueAfter = recheck
+	}
 	meta.SetStatusCondition(&status.Conditions, runtimePatchCondition(wc, now))
 	meta.SetStatusCondition(&status.Conditions, fenceCondition(wc.Status.Conditions, state, r.origin, r.fenceNS, wc.Generation, now))
 	metrics.FenceAnswering(wc.Name, state.Connected && state.Fence.Answering)
@@ -178,6 +227,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		r.capacityMu.Unlock()
 	}
 	r.recordTransition(ctx, wc, before.Status)
+	r.recordCredential(wc, before.Status)
 	r.recordRevocation(wc, before.Status)
 	return result, nil
 }
@@ -205,33 +255,85 @@ func sameCapacity(a, b courier.WorkerClusterStatus) bool {
 	return a.CapacitySummary == b.CapacitySummary && equality.Semantic.DeepEqual(a.Capacity, b.Capacity)
 }
 
-// observe reads the kubeconfig, makes sure the cache connects with it, and
-// returns the connection's state. Only errors reading the manager's API are
-// returned; everything about the worker is in the state.
+// observe builds the worker's target from its kubeconfig Secret or its
+// ClusterProfile, makes sure the cache connects to it, and returns the
+// connection's state. Only errors reading the manager's API are returned;
+// everything about the worker is in the state.
 func (r *Reconciler) observe(ctx context.Context, wc *courier.WorkerCluster) (cluster.State, error) {
-	ref := wc.Spec.Kubeconfig.SecretRef
+	var target cluster.Target
+	var cerr *cluster.Error
+	var err error
+	switch {
+	case wc.Spec.Kubeconfig != nil:
+		target, cerr, err = r.kubeconfigTarget(ctx, wc.Spec.Kubeconfig.SecretRef)
+	case wc.Spec.ClusterProfileRef != nil:
+		target, cerr, err = r.profileTarget(ctx, *wc.Spec.ClusterProfileRef)
+	default:
+		cerr = &cluster.Error{Reason: courier.ReasonInvalidKubeconfig, Message: "The WorkerCluster names neither a kubeconfig Secret nor a ClusterProfile."}
+	}
+	if err != nil {
+		return cluster.State{}, err
+	}
+	if cerr != nil {
+		return r.configError(wc, cerr.Reason, "%s", cerr.Message), nil
+	}
+	r.cache.Connect(wc.Name, target)
+	state, _ := r.cache.State(wc.Name)
+	return state, nil
+}
+
+// kubeconfigTarget reads the kubeconfig Secret. A problem with it is a
+// configuration error naming the Secret, which is what a person must fix.
+func (r *Reconciler) kubeconfigTarget(ctx context.Context, ref courier.SecretKeyReference) (cluster.Target, *cluster.Error, error) {
 	secret := &corev1.Secret{}
 	err := r.client.Get(ctx, types.NamespacedName{Namespace: r.namespace, Name: ref.Name}, secret)
 	if apierrors.IsNotFound(err) {
-		return r.configError(wc, courier.ReasonSecretNotFound,
-			"Secret %s/%s does not exist. Create it with the worker's kubeconfig under key %q.", r.namespace, ref.Name, ref.Key), nil
+		return cluster.Target{}, &cluster.Error{Reason: courier.ReasonSecretNotFound, Message: fmt.Sprintf(
+			"Secret %s/%s does not exist. Create it with the worker's kubeconfig under key %q.", r.namespace, ref.Name, ref.Key)}, nil
 	}
 	if err != nil {
-		return cluster.State{}, fmt.Errorf("getting kubeconfig Secret: %w", err)
+		return cluster.Target{}, nil, fmt.Errorf("getting kubeconfig Secret: %w", err)
 	}
 	data, ok := secret.Data[ref.Key]
 	if !ok {
-		return r.configError(wc, courier.ReasonSecretNotFound,
-			"Secret %s/%s has no key %q. Put the worker's kubeconfig under that key, or set spec.kubeconfig.secretRef.key.", r.namespace, ref.Name, ref.Key), nil
+		return cluster.Target{}, &cluster.Error{Reason: courier.ReasonSecretNotFound, Message: fmt.Sprintf(
+			"Secret %s/%s has no key %q. Put the worker's kubeconfig under that key, or set spec.kubeconfig.secretRef.key.", r.namespace, ref.Name, ref.Key)}, nil
 	}
-	restConfig, err := cluster.ParseKubeconfig(data)
+	target, err := cluster.ParseKubeconfig(data, r.plugins)
 	if cerr := (*cluster.Error)(nil); errors.As(err, &cerr) {
-		// Name the Secret: it is what a person must fix.
-		return r.configError(wc, cerr.Reason, "Secret %s/%s, key %q: %s", r.namespace, ref.Name, ref.Key, cerr.Message), nil
+		return cluster.Target{}, &cluster.Error{Reason: cerr.Reason, Message: fmt.Sprintf("Secret %s/%s, key %q: %s", r.namespace, ref.Name, ref.Key, cerr.Message)}, nil
 	}
-	r.cache.Connect(wc.Name, data, restConfig)
-	state, _ := r.cache.State(wc.Name)
-	return state, nil
+	return target, nil, err
+}
+
+// profileTarget reads the ClusterProfile and builds the target from its
+// access providers.
+func (r *Reconciler) profileTarget(ctx context.Context, ref courier.ClusterProfileReference) (cluster.Target, *cluster.Error, error) {
+	if !r.profiles {
+		return cluster.Target{}, &cluster.Error{Reason: courier.ReasonClusterProfileNotFound, Message: "The manager's API server does not serve ClusterProfiles (multicluster.x-k8s.io/v1alpha1). Install their CRD (config/crd/bases in sigs.k8s.io/cluster-inventory-api) and restart Courier."}, nil
+	}
+	cp := &inventory.ClusterProfile{}
+	err := r.client.Get(ctx, types.NamespacedName{Namespace: ref.Namespace, Name: ref.Name}, cp)
+	if apierrors.IsNotFound(err) {
+		return cluster.Target{}, &cluster.Error{Reason: courier.ReasonClusterProfileNotFound, Message: fmt.Sprintf(
+			"ClusterProfile %s/%s does not exist. Register the worker in the cluster inventory, or name its ClusterProfile in spec.clusterProfileRef.", ref.Namespace, ref.Name)}, nil
+	}
+	if err != nil {
+		return cluster.Target{}, nil, fmt.Errorf("getting ClusterProfile: %w", err)
+	}
+	target, err := r.plugins.ProfileTarget(cp)
+	if cerr := (*cluster.Error)(nil); errors.As(err, &cerr) {
+		return cluster.Target{}, cerr, nil
+	}
+	return target, nil, err
+}
+
+// credentialSource names where a person puts a new credential.
+func credentialSource(wc *courier.WorkerCluster, namespace string) string {
+	if k := wc.Spec.Kubeconfig; k != nil {
+		return fmt.Sprintf("Secret %s/%s, key %q", namespace, k.SecretRef.Name, k.SecretRef.Key)
+	}
+	return "the kubeconfig Secret"
 }
 
 func (r *Reconciler) configError(wc *courier.WorkerCluster, reason, format string, args ...any) cluster.State {
@@ -255,6 +357,22 @@ func (r *Reconciler) recordTransition(ctx context.Context, wc *courier.WorkerClu
 	}
 	r.recorder.Eventf(wc, nil, eventType, now.Reason, "Connect", "%s", now.Message)
 	ctrl.LoggerFrom(ctx).V(2).Info("WorkerCluster connection changed", "active", now.Status, "reason", now.Reason)
+}
+
+// recordCredential emits an event when the credential starts to expire
+// or has expired, and when it is valid again, after the status write.
+func (r *Reconciler) recordCredential(wc *courier.WorkerCluster, old courier.WorkerClusterStatus) {
+	now := changed(wc.Status, old, courier.WorkerClusterCredentialValid)
+	if now == nil {
+		return
+	}
+	was := meta.FindStatusCondition(old.Conditions, courier.WorkerClusterCredentialValid)
+	switch {
+	case now.Status == metav1.ConditionFalse:
+		r.recorder.Eventf(wc, nil, corev1.EventTypeWarning, now.Reason, "Authenticate", "%s", now.Message)
+	case now.Status == metav1.ConditionTrue && was != nil && was.Status == metav1.ConditionFalse:
+		r.recorder.Eventf(wc, nil, corev1.EventTypeNormal, courier.EventCredentialRenewed, "Authenticate", "%s", now.Message)
+	}
 }
 
 // changed returns a condition of the new status whose status or reason

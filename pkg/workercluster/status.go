@@ -31,6 +31,7 @@ import (
 func computeStatus(old courier.WorkerClusterStatus, generation int64, s cluster.State, now time.Time) courier.WorkerClusterStatus {
 	st := *old.DeepCopy()
 	st.ObservedGeneration = generation
+	st.Credential = credentialStatus(old.Credential, s.Credential)
 	at := metav1.NewTime(now)
 	since := metav1.NewTime(s.Since)
 	if s.Since.IsZero() {

@@ -44,6 +44,15 @@ const (
 	DefaultWebhookSecretName             = "courier-webhook-server-cert"
 	DefaultMutatingWebhookName           = "courier-mutating-webhook-configuration"
 	DefaultValidatingWebhookName         = "courier-validating-webhook-configuration"
+	// A week gives a person time to rotate a token by hand; a plugin that
+	// renews its credential is not warned of.
+	DefaultCredentialExpiryWarning = 7 * 24 * time.Hour
+	// Cloud plugins answer in a second or two; one that hangs must not
+	// hold its worker's connection for long.
+	DefaultPluginTimeout    = 20 * time.Second
+	DefaultPluginAPIVersion = "client.authentication.k8s.io/v1"
+	DefaultProfileArgs      = "Ignore"
+	DefaultProfileEnv       = "Ignore"
 )
 
 // NamespaceEnv names the environment variable whose value, the pod's
@@ -118,6 +127,13 @@ func SetDefaults(c *Configuration) {
 	}
 	componentconfig.RecommendedDefaultLeaderElectionConfiguration(c.LeaderElection)
 	c.Webhook = defaultWebhook(c.Webhook)
+	c.WorkerCredentials = defaultWorkerCredentials(c.WorkerCredentials)
+	if c.PlacementDecisions == nil {
+		c.PlacementDecisions = &PlacementDecisions{}
+	}
+	if c.PlacementDecisions.Enable == nil {
+		c.PlacementDecisions.Enable = ptr.To(false)
+	}
 	if c.LeaderElection.ResourceName == "" {
 		c.LeaderElection.ResourceName = DefaultLeaderElectionID
 	}
@@ -181,6 +197,36 @@ func defaultWebhook(w *Webhook) *Webhook {
 	}
 	if w.ValidatingConfigurationName == "" {
 		w.ValidatingConfigurationName = DefaultValidatingWebhookName
+	}
+	return w
+}
+
+func defaultWorkerCredentials(w *WorkerCredentials) *WorkerCredentials {
+	if w == nil {
+		w = &WorkerCredentials{}
+	}
+	if w.ExpiryWarning == nil {
+		w.ExpiryWarning = &metav1.Duration{Duration: DefaultCredentialExpiryWarning}
+	}
+	if w.PluginTimeout == nil {
+		w.PluginTimeout = &metav1.Duration{Duration: DefaultPluginTimeout}
+	}
+	for i := range w.Plugins {
+		p := &w.Plugins[i]
+		if p.APIVersion == "" {
+			p.APIVersion = DefaultPluginAPIVersion
+		}
+		if p.ProvideClusterInfo == nil {
+			// Plugins that serve ClusterProfiles are told which cluster
+			// to hand a credential for.
+			p.ProvideClusterInfo = ptr.To(true)
+		}
+		if p.ProfileArgs == "" {
+			p.ProfileArgs = DefaultProfileArgs
+		}
+		if p.ProfileEnv == "" {
+			p.ProfileEnv = DefaultProfileEnv
+		}
 	}
 	return w
 }

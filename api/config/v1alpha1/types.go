@@ -83,6 +83,17 @@ type Configuration struct {
 	// +optional
 	WorkerClient *ClientConnection `json:"workerClient,omitempty"`
 
+	// WorkerCredentials lists the exec credential plugins Courier may run
+	// to reach workers, bounds their runs, and says how early Courier
+	// warns of a credential about to expire.
+	// +optional
+	WorkerCredentials *WorkerCredentials `json:"workerCredentials,omitempty"`
+
+	// PlacementDecisions publishes where each job runs as a
+	// PlacementDecision (multicluster.x-k8s.io/v1alpha1).
+	// +optional
+	PlacementDecisions *PlacementDecisions `json:"placementDecisions,omitempty"`
+
 	// ExternalFrameworks lists the job kinds, besides the built-in TrainJob,
 	// that Courier dispatches through its generic adapter.
 	// +optional
@@ -306,4 +317,105 @@ type SelfFault struct {
 	// Window is how close together their disconnects must be.
 	// +optional
 	Window *metav1.Duration `json:"window,omitempty"`
+}
+
+// WorkerCredentials says which exec credential plugins Courier runs to
+// reach workers, and when it warns of credentials about to expire.
+type WorkerCredentials struct {
+	// ExpiryWarning is how long before a worker's credential expires
+	// Courier warns (the WorkerCluster's CredentialValid condition, an
+	// event and a metric) when nothing will renew it by then: a token or
+	// client certificate the kubeconfig embeds, or a plugin's credential
+	// that the plugin failed to renew. 0 warns only once it has expired.
+	// +optional
+	ExpiryWarning *metav1.Duration `json:"expiryWarning,omitempty"`
+
+	// PluginTimeout bounds each run of a plugin: one still running then is
+	// killed, and its failure reported.
+	// +optional
+	PluginTimeout *metav1.Duration `json:"pluginTimeout,omitempty"`
+
+	// Plugins are the only exec credential plugins Courier runs. A
+	// ClusterProfile's access provider is served by the plugin of the same
+	// name; a kubeconfig's exec plugin runs when its command is a plugin's
+	// name or its path. Nothing is looked up in PATH.
+	// +optional
+	// +kubebuilder:validation:MaxItems=32
+	// +listType=map
+	// +listMapKey=name
+	Plugins []CredentialPlugin `json:"plugins,omitempty"`
+}
+
+// CredentialPlugin is an exec credential plugin Courier may run: a binary
+// that prints an ExecCredential (client.authentication.k8s.io) holding a
+// token, as kubectl's exec plugins do.
+type CredentialPlugin struct {
+	// Name identifies the plugin: the name of the ClusterProfile access
+	// providers it serves, and the command a kubeconfig may give for it.
+	// +required
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+
+	// Command is the plugin binary's absolute path.
+	// +required
+	// +kubebuilder:validation:MaxLength=4096
+	Command string `json:"command"`
+
+	// Args are the plugin's arguments for ClusterProfiles; a kubeconfig
+	// gives its own.
+	// +optional
+	// +kubebuilder:validation:MaxItems=64
+	// +listType=atomic
+	Args []string `json:"args,omitempty"`
+
+	// Env is added to the environment the plugin inherits from Courier.
+	// +optional
+	// +kubebuilder:validation:MaxItems=64
+	// +listType=map
+	// +listMapKey=name
+	Env []PluginEnvVar `json:"env,omitempty"`
+
+	// APIVersion is the version of ExecCredential the plugin reads and
+	// prints for ClusterProfiles (a kubeconfig gives its own):
+	// client.authentication.k8s.io/v1 or client.authentication.k8s.io/v1beta1.
+	// +optional
+	APIVersion string `json:"apiVersion,omitempty"`
+
+	// ProvideClusterInfo passes the worker's server address, CA and exec
+	// extension to the plugin in KUBERNETES_EXEC_INFO, for ClusterProfiles
+	// (a kubeconfig says for itself).
+	// +optional
+	ProvideClusterInfo *bool `json:"provideClusterInfo,omitempty"`
+
+	// ProfileArgs says whether arguments a ClusterProfile gives the plugin
+	// (its exec additional-args extension) are appended: Ignore or Append.
+	// +optional
+	// +kubebuilder:validation:Enum=Ignore;Append
+	ProfileArgs string `json:"profileArgs,omitempty"`
+
+	// ProfileEnv says what becomes of environment variables a
+	// ClusterProfile gives the plugin (its exec additional-envs
+	// extension): Ignore, AppendIfNotExists, or Replace.
+	// +optional
+	// +kubebuilder:validation:Enum=Ignore;AppendIfNotExists;Replace
+	ProfileEnv string `json:"profileEnv,omitempty"`
+}
+
+// PluginEnvVar is one environment variable of a plugin.
+type PluginEnvVar struct {
+	// +required
+	Name string `json:"name"`
+	// +optional
+	Value string `json:"value,omitempty"`
+}
+
+// PlacementDecisions turns the publication of placements on or off.
+type PlacementDecisions struct {
+	// Enable writes, for each placed manager Workload, a PlacementDecision
+	// of the same name and namespace naming the worker's ClusterProfile
+	// (or its WorkerCluster), and keeps it up to date. Off by default: it
+	// costs a write per job (docs/performance.md), and the
+	// PlacementDecision CRD must be installed on the manager.
+	// +optional
+	Enable *bool `json:"enable,omitempty"`
 }

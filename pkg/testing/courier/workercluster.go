@@ -15,7 +15,7 @@ type WorkerClusterWrapper struct{ courier.WorkerCluster }
 func MakeWorkerCluster(name string) *WorkerClusterWrapper {
 	return &WorkerClusterWrapper{courier.WorkerCluster{
 		ObjectMeta: metav1.ObjectMeta{Name: name},
-		Spec: courier.WorkerClusterSpec{Kubeconfig: courier.KubeconfigSource{
+		Spec: courier.WorkerClusterSpec{Kubeconfig: &courier.KubeconfigSource{
 			SecretRef: courier.SecretKeyReference{Name: name, Key: "kubeconfig"},
 		}},
 	}}
@@ -26,7 +26,16 @@ func (w *WorkerClusterWrapper) Obj() *courier.WorkerCluster { return &w.WorkerCl
 
 // Secret points the kubeconfig at another Secret and key.
 func (w *WorkerClusterWrapper) Secret(name, key string) *WorkerClusterWrapper {
-	w.Spec.Kubeconfig.SecretRef = courier.SecretKeyReference{Name: name, Key: key}
+	w.Spec.Kubeconfig = &courier.KubeconfigSource{SecretRef: courier.SecretKeyReference{Name: name, Key: key}}
+	w.Spec.ClusterProfileRef = nil
+	return w
+}
+
+// ClusterProfile reaches the worker through a ClusterProfile instead of a
+// kubeconfig Secret.
+func (w *WorkerClusterWrapper) ClusterProfile(namespace, name string) *WorkerClusterWrapper {
+	w.Spec.ClusterProfileRef = &courier.ClusterProfileReference{Namespace: namespace, Name: name}
+	w.Spec.Kubeconfig = nil
 	return w
 }
 

@@ -160,10 +160,10 @@ var _ = DescribeTable("A WorkerCluster whose kubeconfig Secret is bad",
 		reason: courierv1alpha1.ReasonInvalidKubeconfig, message: `references the token file "/var/run/token"; put the token itself in the token field`}),
 	Entry("an exec plugin", kubeconfigCase{mutate: onUser(func(u *clientcmdapi.AuthInfo) {
 		u.Token, u.Exec = "", &clientcmdapi.ExecConfig{Command: "aws", Args: []string{"eks", "get-token"}, APIVersion: "client.authentication.k8s.io/v1", InteractiveMode: clientcmdapi.NeverExecInteractiveMode}
-	}), reason: courierv1alpha1.ReasonInvalidKubeconfig, message: `runs the exec plugin "aws", which Courier does not run`}),
+	}), reason: courierv1alpha1.ReasonPluginNotAllowed, message: `runs the exec plugin "aws", which the Configuration does not allow`}),
 	Entry("an auth-provider plugin", kubeconfigCase{mutate: onUser(func(u *clientcmdapi.AuthInfo) {
 		u.Token, u.AuthProvider = "", &clientcmdapi.AuthProviderConfig{Name: "oidc"}
-	}), reason: courierv1alpha1.ReasonInvalidKubeconfig, message: `uses the auth-provider "oidc", which Courier does not run`}),
+	}), reason: courierv1alpha1.ReasonPluginNotAllowed, message: `uses the auth-provider "oidc", which Courier does not run`}),
 	Entry("basic auth", kubeconfigCase{mutate: onUser(func(u *clientcmdapi.AuthInfo) { u.Token, u.Username, u.Password = "", "admin", "secret" }),
 		reason: courierv1alpha1.ReasonInsecureKubeconfig, message: "uses basic auth; use a token or a client certificate instead"}),
 	Entry("no credentials at all", kubeconfigCase{mutate: onUser(func(u *clientcmdapi.AuthInfo) { u.Token = "" }),

@@ -23,6 +23,8 @@ var foreignCRDDirs = map[string]string{
 	"sigs.k8s.io/kueue":              "config/components/crd/bases",
 	"github.com/kubeflow/trainer/v2": "manifests/base/crds",
 	"sigs.k8s.io/jobset":             "config/components/crd/bases",
+	// ClusterProfile and PlacementDecision.
+	"sigs.k8s.io/cluster-inventory-api": "config/crd/bases",
 }
 
 // CRDDirs returns Courier's CRD folder and those of the peers, read from

@@ -60,7 +60,9 @@ func runCache(workers *cluster.Cache, name string, worker *framework.Cluster) {
 	DeferCleanup(framework.Run(workers.Start))
 	kubeconfig, err := worker.Kubeconfig(framework.AdminUser)
 	Expect(err).NotTo(HaveOccurred())
-	workers.Connect(name, kubeconfig, worker.RestConfig(framework.AdminUser))
+	target, err := cluster.ParseKubeconfig(kubeconfig, nil)
+	Expect(err).NotTo(HaveOccurred())
+	workers.Connect(name, target)
 }
 
 // A pass a worker's change brings can act on the worker only if the worker
