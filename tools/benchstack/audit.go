@@ -58,13 +58,19 @@ func identityOf(ev *auditEvent) Identity {
 	return Identity{Program: program, User: ev.User.Username}
 }
 
-// call is a request's verb and what it was made on.
+// call is a request's verb and what it was made on; DryRun for a write
+// sent with dryRun, which the API server admits and does not store.
 type call struct {
 	Verb, Group, Resource, Subresource string
+	DryRun                             bool
 }
 
+// dryRunSuffix marks a dry-run write's call.
+const dryRunSuffix = " (dry run)"
+
 // String is "verb resource.group/subresource", the group left out for the
-// core API; "verb -" for a request on no resource (discovery, probes).
+// core API, and dryRunSuffix after a dry run; "verb -" for a request on
+// no resource (discovery, probes).
 func (c call) String() string {
 	if c.Resource == "" {
 		return c.Verb + " -"
@@ -76,6 +82,9 @@ func (c call) String() string {
 	if c.Subresource != "" {
 		s += "/" + c.Subresource
 	}
+	if c.DryRun {
+		s += dryRunSuffix
+	}
 	return s
 }
 
@@ -83,6 +92,11 @@ func callOf(ev *auditEvent) call {
 	c := call{Verb: ev.Verb}
 	if ev.ObjectRef != nil {
 		c.Group, c.Resource, c.Subresource = ev.ObjectRef.APIGroup, ev.ObjectRef.Resource, ev.ObjectRef.Subresource
+	}
+	if isWrite(ev.Verb) {
+		if u, err := url.Parse(ev.RequestURI); err == nil && u.Query().Has("dryRun") {
+			c.DryRun = true
+		}
 	}
 	return c
 }
@@ -97,7 +111,8 @@ func resourceKey(group, resource string) string {
 }
 
 // callCount is how many requests of one call were answered, and of them
-// how many were refused for a conflict (409) or failed otherwise.
+// how many were refused with 409 (a conflict, or a create of what
+// exists) or failed otherwise.
 type callCount struct {
 	N        uint64 `json:"n"`
 	Conflict uint64 `json:"conflict,omitempty"`
@@ -298,14 +313,16 @@ type RequestTotals struct {
 	WatchEvents, WatchBytes                   float64
 }
 
-// Totals adds the calls up by kind. Other is discovery, health probes
-// and any call on no resource.
+// Totals adds the calls up by kind. Other is discovery, health probes,
+// any call on no resource, and dry-run writes, which store nothing.
 func (r APIRequests) Totals() RequestTotals {
 	var t RequestTotals
 	for key, c := range r.ByCall {
 		verb, resource, _ := strings.Cut(key, " ")
 		n := float64(c.N)
 		switch {
+		case strings.HasSuffix(key, dryRunSuffix):
+			t.Other += n
 		case isWrite(verb):
 			t.Writes += n
 		case resource == "-":

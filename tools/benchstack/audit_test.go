@@ -89,6 +89,21 @@ func TestAuditLogWindow(t *testing.T) {
 				PeakQPS: map[Identity]uint64{courier: 2, kueue: 1},
 			},
 		},
+		"a dry-run write is its own call": {
+			lines: []string{
+				auditLine{id: "r", stage: "ResponseComplete", verb: "create", ua: kueueUA, user: "admin", group: "kueue.x-k8s.io", resource: "workloads",
+					ns: "team-a", uri: "/apis/kueue.x-k8s.io/v1beta2/namespaces/team-a/workloads?dryRun=All", code: 201, received: at(11)}.String(),
+				auditLine{id: "r", stage: "ResponseComplete", verb: "create", ua: kueueUA, user: "admin", group: "kueue.x-k8s.io", resource: "workloads",
+					ns: "team-a", uri: "/apis/kueue.x-k8s.io/v1beta2/namespaces/team-a/workloads", code: 201, received: at(11)}.String(),
+			},
+			want: windowAudit{
+				Requests: map[Identity]map[call]*callCount{{Program: "kueue", User: "admin"}: {
+					{Verb: "create", Group: "kueue.x-k8s.io", Resource: "workloads", DryRun: true}: {N: 1},
+					{Verb: "create", Group: "kueue.x-k8s.io", Resource: "workloads"}:               {N: 1},
+				}},
+				PeakQPS: map[Identity]uint64{{Program: "kueue", User: "admin"}: 2},
+			},
+		},
 		"a watch counts when it starts, and runs in the window from its start to its end": {
 			lines: []string{
 				watch("w1", "ResponseStarted", courierUA, sa, "workloads", "", "courier.dev%2Forigin%3Dx", 5, 5.01),
@@ -176,21 +191,22 @@ func TestAuditLogReadsOnFromWhereItStopped(t *testing.T) {
 func TestRequestTotals(t *testing.T) {
 	r := APIRequests{
 		ByCall: map[string]callCount{
-			"create trainjobs.trainer.kubeflow.org":    {N: 3},
-			"patch workloads.kueue.x-k8s.io/status":    {N: 4, Conflict: 1},
-			"delete trainjobs.trainer.kubeflow.org":    {N: 3},
-			"get trainjobs.trainer.kubeflow.org":       {N: 2},
-			"list clusterqueues.kueue.x-k8s.io":        {N: 1},
-			"watch workloads.kueue.x-k8s.io":           {N: 2},
-			"get -":                                    {N: 5},
-			"deletecollection pods":                    {N: 1},
-			"proxy services":                           {N: 1},
-			"watch trainjobs.trainer.kubeflow.org/foo": {N: 1},
+			"create trainjobs.trainer.kubeflow.org":     {N: 3},
+			"patch workloads.kueue.x-k8s.io/status":     {N: 4, Conflict: 1},
+			"delete trainjobs.trainer.kubeflow.org":     {N: 3},
+			"get trainjobs.trainer.kubeflow.org":        {N: 2},
+			"list clusterqueues.kueue.x-k8s.io":         {N: 1},
+			"watch workloads.kueue.x-k8s.io":            {N: 2},
+			"get -":                                     {N: 5},
+			"create workloads.kueue.x-k8s.io (dry run)": {N: 4},
+			"deletecollection pods":                     {N: 1},
+			"proxy services":                            {N: 1},
+			"watch trainjobs.trainer.kubeflow.org/foo":  {N: 1},
 		},
 		WatchEvents: map[string]float64{"workloads.kueue.x-k8s.io": 30, "trainjobs.trainer.kubeflow.org": 12},
 		WatchBytes:  map[string]float64{"workloads.kueue.x-k8s.io": 3000, "trainjobs.trainer.kubeflow.org": 1200},
 	}
-	want := RequestTotals{Writes: 11, Gets: 2, Lists: 1, WatchesOpened: 3, Other: 6, WatchEvents: 42, WatchBytes: 4200}
+	want := RequestTotals{Writes: 11, Gets: 2, Lists: 1, WatchesOpened: 3, Other: 10, WatchEvents: 42, WatchBytes: 4200}
 	if diff := cmp.Diff(want, r.Totals()); diff != "" {
 		t.Errorf("totals (-want +got):\n%s", diff)
 	}
@@ -205,6 +221,7 @@ func TestCallString(t *testing.T) {
 		"the core API has no group":           {call{Verb: "create", Resource: "events"}, "create events"},
 		"the events API has one":              {call{Verb: "create", Group: "events.k8s.io", Resource: "events"}, "create events.events.k8s.io"},
 		"discovery is on no resource":         {call{Verb: "get"}, "get -"},
+		"a dry run":                           {call{Verb: "create", Group: "kueue.x-k8s.io", Resource: "workloads", DryRun: true}, "create workloads.kueue.x-k8s.io (dry run)"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -2,6 +2,7 @@ package benchstack
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -255,6 +256,51 @@ func Compare(ctx context.Context, opts CompareOptions, out io.Writer) (err error
 		return err
 	}
 	fmt.Fprintf(out, "results: %s\nsummary: %s\ntable: %s\nplots: %s\n", path, summary, table, strings.Join(c.Plots, ", "))
+	return nil
+}
+
+// Tabulate writes the summary, the table and the plots of a comparison's
+// JSON again, from the phases it holds: of a run stopped before its end,
+// whose JSON is saved after each phase, or after the harness's reports
+// changed.
+func Tabulate(path string, out io.Writer) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("reading %s: %w", path, err)
+	}
+	c := &Comparison{}
+	if err := json.Unmarshal(data, c); err != nil {
+		return fmt.Errorf("decoding %s: %w", path, err)
+	}
+	if c.Repeats == 0 || len(c.Orders) == 0 {
+		return fmt.Errorf("%s holds no repeats: a comparison from before they were recorded", path)
+	}
+	for i := range c.Phases {
+		c.Repeats = max(c.Repeats, c.Phases[i].Repeat+1)
+	}
+	stamp := c.Started.UTC().Format("20060102-150405")
+	c.Plots = nil
+	for _, load := range c.Loads {
+		plots, err := plotLoad(filepath.Dir(path), stamp, load, c.Phases)
+		if err != nil {
+			return err
+		}
+		c.Plots = append(c.Plots, plots...)
+	}
+	c.Summaries = summarizeRepeats(c.Loads, c.Phases)
+	c.Verdicts = compareVerdicts(c.Summaries)
+	c.BelowSaturation = belowSaturation(c.Summaries)
+	if err := printComparison(out, c); err != nil {
+		return fmt.Errorf("printing results: %w", err)
+	}
+	base := strings.TrimSuffix(path, ".json")
+	if err := writeSummary(base+".txt", c); err != nil {
+		return err
+	}
+	if err := writeTable(base+".md", c); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "summary: %s.txt\ntable: %s.md\n", base, base)
 	return nil
 }
 

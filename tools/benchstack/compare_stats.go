@@ -163,7 +163,8 @@ type SystemSummary struct {
 	Figures map[string]Stat `json:"figures"`
 	// ManagerWrites are the writes to the manager per job, by program and
 	// call ("courier: patch workloads.kueue.x-k8s.io/status"), those
-	// refused for a conflict as "... (409)".
+	// refused with 409 as "... (409)" and other failures as "...
+	// (failed)"; dry runs are marked.
 	ManagerWrites map[string]Stat `json:"managerWrites"`
 	// Unfinished and Broken add the repeats up.
 	Unfinished int `json:"unfinished"`
@@ -248,7 +249,7 @@ func summarizeSystem(sys System, phases []*PhaseResult) SystemSummary {
 }
 
 // managerWritesPerJob are Courier's and the manager Kueue's writes to the
-// manager per job, by "program: call", and those refused for a conflict.
+// manager per job, by "program: call", and those refused or failed.
 func managerWritesPerJob(p *PhaseResult) map[string]float64 {
 	out := map[string]float64{}
 	if p.Jobs == 0 {
@@ -265,6 +266,9 @@ func managerWritesPerJob(p *PhaseResult) map[string]float64 {
 			out[fmt.Sprintf("%s: %s", program, c)] = float64(n.N) / float64(p.Jobs)
 			if n.Conflict > 0 {
 				out[fmt.Sprintf("%s: %s (409)", program, c)] = float64(n.Conflict) / float64(p.Jobs)
+			}
+			if n.Failed > 0 {
+				out[fmt.Sprintf("%s: %s (failed)", program, c)] = float64(n.Failed) / float64(p.Jobs)
 			}
 		}
 	}

@@ -16,7 +16,7 @@ import (
 // local clusters (make bench).
 func runCompare(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("compare", flag.ContinueOnError)
-	smoke := fs.Bool("smoke", false, "A short run to check the harness, about 12 minutes a repeat: --bursts 30 --rates 1 --rate-jobs 15 --batch-jobs 10 --timeout 10m, unless those are given too.")
+	smoke := fs.Bool("smoke", false, "A short run to check the harness, about 5 minutes a repeat on this machine: --bursts 30 --rates 1 --rate-jobs 15 --batch-jobs 10 --timeout 10m, unless those are given too.")
 	dir := fs.String("dir", "_output/bench-compare", "Folder of the environment the comparison brings up and down: kubeconfigs, logs, state.")
 	bin := fs.String("bin", "bin", "Folder of the binaries of `make e2e-binaries build` and tools/hack/build-kueue-multikueue-qps.sh.")
 	out := fs.String("out", "_output/bench-compare-results", "Folder for the comparison's JSON and PNGs.")
@@ -31,8 +31,12 @@ func runCompare(ctx context.Context, args []string) error {
 	timeout := fs.Duration("timeout", 30*time.Minute, "Time limit of each phase, from its first submission.")
 	profile := fs.Bool("profile", false, "Save CPU profiles of Courier and the manager's Kueue over every phase of every system, in 10 s slices, under --dir; `go tool pprof -top bin/courier FILES` merges them. On or off for every system alike.")
 	keep := fs.Bool("keep", false, "Leave the environment up at the end; bin/courier-local down --dir DIR stops it.")
+	tabulate := fs.String("tabulate", "", "Run nothing: write the summary, table and plots of this comparison JSON again, beside it, from the phases it holds (of a run stopped early, say).")
 	if help, err := parse(fs, args); help || err != nil {
 		return err
+	}
+	if *tabulate != "" {
+		return benchstack.Tabulate(*tabulate, os.Stdout)
 	}
 	if *smoke {
 		set := map[string]bool{}
