@@ -240,7 +240,7 @@ bench-stack: e2e-binaries build build-bench ## Measure placement with the real K
 BENCH_DIR := $(ROOT)/_output/bench-compare
 
 .PHONY: bench
-bench: e2e-binaries build build-bench ## Compare Courier with MultiKueue v0.19.1, as released and with worker QPS 1000, on the same clusters and loads (docs/performance.md); WORKERS=3 for 3 workers; BENCH_ARGS passes flags, --smoke for a short run (courier-bench compare -h).
+bench: e2e-binaries build build-bench ## Compare Courier with MultiKueue v0.19.1, as released and with worker clients at 1,000 QPS, on the same clusters and loads, 3 repeats in rotating order (docs/performance.md); WORKERS=3 for 3 workers; BENCH_ARGS passes flags, --smoke for a short run (courier-bench compare -h).
 	tools/hack/build-kueue-multikueue-qps.sh
 	@# A comparison interrupted hard leaves its environment up; stop it by PID first.
 	@$(COURIER_LOCAL) down --dir $(BENCH_DIR) --bin $(BIN) >/dev/null 2>&1 || true

@@ -2,9 +2,12 @@ package benchstack
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"strings"
 	"time"
@@ -13,131 +16,347 @@ import (
 // auditEvent is what the count needs of a kube-apiserver audit event
 // (audit.k8s.io/v1 Event, one JSON object a line).
 type auditEvent struct {
-	Stage     string `json:"stage"`
-	Verb      string `json:"verb"`
-	UserAgent string `json:"userAgent"`
-	User      struct {
+	AuditID    string `json:"auditID"`
+	Stage      string `json:"stage"`
+	Verb       string `json:"verb"`
+	RequestURI string `json:"requestURI"`
+	UserAgent  string `json:"userAgent"`
+	User       struct {
 		Username string `json:"username"`
 	} `json:"user"`
 	ObjectRef *struct {
 		Resource    string `json:"resource"`
 		Subresource string `json:"subresource"`
+		APIGroup    string `json:"apiGroup"`
+		Namespace   string `json:"namespace"`
 	} `json:"objectRef"`
+	ResponseStatus *struct {
+		Code int `json:"code"`
+	} `json:"responseStatus"`
 	RequestReceived time.Time `json:"requestReceivedTimestamp"`
+	StageTimestamp  time.Time `json:"stageTimestamp"`
 }
 
-// auditCounts are requests by client program (the user agent up to its
-// first slash: "courier", "kueue-v0.19.1") and by "verb resource".
-type auditCounts map[string]map[string]uint64
-
-// countAudit counts the completed requests of user received in [from, to)
-// in an audit log. Lines that are not events (a line cut short by a
-// writer still running) are skipped and counted.
-func countAudit(r io.Reader, user string, from, to time.Time) (auditCounts, int, error) {
-	counts := auditCounts{}
-	skipped := 0
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64*1024), 4*1024*1024)
-	for sc.Scan() {
-		var ev auditEvent
-		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
-			skipped++
-			continue
-		}
-		if ev.User.Username != user || ev.Stage != "ResponseComplete" ||
-			ev.RequestReceived.Before(from) || !ev.RequestReceived.Before(to) {
-			continue
-		}
-		program, _, _ := strings.Cut(ev.UserAgent, "/")
-		resource := "-"
-		if ev.ObjectRef != nil {
-			resource = ev.ObjectRef.Resource
-			if ev.ObjectRef.Subresource != "" {
-				resource += "/" + ev.ObjectRef.Subresource
-			}
-		}
-		add(counts, program, ev.Verb+" "+resource, 1)
-	}
-	if err := sc.Err(); err != nil {
-		return nil, skipped, fmt.Errorf("reading an audit log: %w", err)
-	}
-	return counts, skipped, nil
+// Identity names a client: its program, the user agent up to its first
+// slash ("courier", "kueue"), and its user. Both MultiKueue builds are
+// program "kueue".
+type Identity struct {
+	Program string `json:"program"`
+	User    string `json:"user"`
 }
 
-// countAuditFile counts one worker's audit log; a missing log is an error,
-// as auditing was asked for.
-func countAuditFile(path, user string, from, to time.Time) (auditCounts, int, error) {
-	f, err := os.Open(path)
+func (i Identity) String() string { return i.Program + " as " + i.User }
+
+func identityOf(ev *auditEvent) Identity {
+	program, _, _ := strings.Cut(ev.UserAgent, "/")
+	if strings.HasPrefix(program, "kueue") {
+		program = "kueue"
+	}
+	if program == "" {
+		program = "-"
+	}
+	return Identity{Program: program, User: ev.User.Username}
+}
+
+// call is a request's verb and what it was made on; DryRun for a write
+// sent with dryRun, which the API server admits and does not store.
+type call struct {
+	Verb, Group, Resource, Subresource string
+	DryRun                             bool
+}
+
+// dryRunSuffix marks a dry-run write's call.
+const dryRunSuffix = " (dry run)"
+
+// String is "verb resource.group/subresource", the group left out for the
+// core API, and dryRunSuffix after a dry run; "verb -" for a request on
+// no resource (discovery, probes).
+func (c call) String() string {
+	if c.Resource == "" {
+		return c.Verb + " -"
+	}
+	s := c.Verb + " " + c.Resource
+	if c.Group != "" {
+		s += "." + c.Group
+	}
+	if c.Subresource != "" {
+		s += "/" + c.Subresource
+	}
+	if c.DryRun {
+		s += dryRunSuffix
+	}
+	return s
+}
+
+func callOf(ev *auditEvent) call {
+	c := call{Verb: ev.Verb}
+	if ev.ObjectRef != nil {
+		c.Group, c.Resource, c.Subresource = ev.ObjectRef.APIGroup, ev.ObjectRef.Resource, ev.ObjectRef.Subresource
+	}
+	if isWrite(ev.Verb) {
+		if u, err := url.Parse(ev.RequestURI); err == nil && u.Query().Has("dryRun") {
+			c.DryRun = true
+		}
+	}
+	return c
+}
+
+// resourceKey is "resource.group", or "resource" for the core API, as
+// the API servers' watch metrics name resources too.
+func resourceKey(group, resource string) string {
+	if group == "" {
+		return resource
+	}
+	return resource + "." + group
+}
+
+// callCount is how many requests of one call were answered, and of them
+// how many were refused with 409 (a conflict, or a create of what
+// exists) or failed otherwise.
+type callCount struct {
+	N        uint64 `json:"n"`
+	Conflict uint64 `json:"conflict,omitempty"`
+	Failed   uint64 `json:"failed,omitempty"`
+}
+
+// auditWatch is one watch request's life, from its start to its end (zero
+// while it runs), with what it watched.
+type auditWatch struct {
+	identity  Identity
+	resource  string
+	namespace string
+	selector  string
+	opened    time.Time
+	closed    time.Time
+}
+
+// watchSpan is one watch's time within a phase's window.
+type watchSpan struct {
+	Identity  Identity `json:"identity"`
+	Resource  string   `json:"resource"`
+	Namespace string   `json:"namespace,omitempty"`
+	Selector  string   `json:"selector,omitempty"`
+	Seconds   float64  `json:"seconds"`
+}
+
+// windowAudit is what one API server's audit log says of a phase's window:
+// the requests received in it by identity and call (a watch counted when
+// it started), each identity's busiest second, and every watch that ran
+// during the window.
+type windowAudit struct {
+	Requests map[Identity]map[call]*callCount
+	PeakQPS  map[Identity]uint64
+	Watches  []watchSpan
+	// Skipped counts lines that were not events.
+	Skipped int
+}
+
+// auditLog reads one API server's audit log phase after phase, each line
+// once: it remembers where it stopped and the watches still running.
+type auditLog struct {
+	path    string
+	offset  int64
+	watches map[string]*auditWatch
+}
+
+func newAuditLog(path string) *auditLog {
+	return &auditLog{path: path, watches: map[string]*auditWatch{}}
+}
+
+// window reads the log from where the last read stopped to its end and
+// returns what it says of [from, to). Requests received before from are
+// passed over; the log is written as requests are answered, so a read
+// just after to holds every request received in the window.
+func (l *auditLog) window(from, to time.Time) (windowAudit, error) {
+	f, err := os.Open(l.path)
 	if err != nil {
-		return nil, 0, fmt.Errorf("opening the audit log: %w", err)
+		return windowAudit{}, fmt.Errorf("opening the audit log: %w", err)
 	}
 	defer func() { _ = f.Close() }()
-	return countAudit(f, user, from, to)
+	if _, err := f.Seek(l.offset, io.SeekStart); err != nil {
+		return windowAudit{}, fmt.Errorf("reading the audit log %s: %w", l.path, err)
+	}
+	read, w, err := l.consume(f, from, to)
+	l.offset += read
+	if err != nil {
+		return windowAudit{}, fmt.Errorf("reading the audit log %s: %w", l.path, err)
+	}
+	return w, nil
 }
 
-// WorkerRequests are a dispatcher's requests to the workers during a phase,
-// from the workers' audit logs: the identity's requests whose client
-// program is the dispatcher's.
-type WorkerRequests struct {
-	// Total is every request; ForWorkloads the gets and writes of
-	// objects, which workloads cause; Background the lists, watches,
-	// health probes and discovery, made whatever the workloads.
-	Total        uint64 `json:"total"`
-	ForWorkloads uint64 `json:"forWorkloads"`
-	Gets         uint64 `json:"gets"`
-	Writes       uint64 `json:"writes"`
-	Background   uint64 `json:"background"`
-	// PerWorkload divides them by the jobs.
-	PerWorkload struct {
-		Total        float64 `json:"total"`
-		ForWorkloads float64 `json:"forWorkloads"`
-		Gets         float64 `json:"gets"`
-		Writes       float64 `json:"writes"`
-	} `json:"perWorkload"`
-	// ByCall is by "verb resource", ByWorker by worker.
-	ByCall   map[string]uint64 `json:"byCall"`
-	ByWorker map[string]uint64 `json:"byWorker"`
-	// OtherPrograms are the same identity's requests from other programs:
-	// the idle dispatcher's informers.
-	OtherPrograms map[string]uint64 `json:"otherPrograms,omitempty"`
-}
-
-// workerRequests totals the counts of every worker for the programs whose
-// name starts with program, and divides by jobs.
-func workerRequests(byWorker map[string]auditCounts, program string, jobs int) WorkerRequests {
-	r := WorkerRequests{ByCall: map[string]uint64{}, ByWorker: map[string]uint64{}, OtherPrograms: map[string]uint64{}}
-	for worker, counts := range byWorker {
-		r.ByWorker[worker] += 0
-		for prog, calls := range counts {
-			for call, n := range calls {
-				if !strings.HasPrefix(prog, program) {
-					r.OtherPrograms[prog] += n
-					continue
-				}
-				verb, resource, _ := strings.Cut(call, " ")
-				r.ByCall[call] += n
-				r.ByWorker[worker] += n
-				r.Total += n
-				switch {
-				case isWrite(verb):
-					r.Writes += n
-				// A get of no resource is a health probe or discovery.
-				case verb == "get" && resource != "-":
-					r.Gets += n
-				default:
-					r.Background += n
-				}
-			}
+// consume reads whole lines from r, and returns how many bytes they took:
+// a last line without its newline is still being written and is left for
+// the next read.
+func (l *auditLog) consume(r io.Reader, from, to time.Time) (int64, windowAudit, error) {
+	w := windowAudit{Requests: map[Identity]map[call]*callCount{}, PeakQPS: map[Identity]uint64{}}
+	perSecond := map[Identity]map[int64]uint64{}
+	br := bufio.NewReaderSize(r, 1<<20)
+	var read int64
+	for {
+		line, err := br.ReadBytes('\n')
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return read, w, err
+		}
+		read += int64(len(line))
+		var ev auditEvent
+		if err := json.Unmarshal(bytes.TrimSpace(line), &ev); err != nil {
+			w.Skipped++
+			continue
+		}
+		l.record(&ev, from, to, &w, perSecond)
+	}
+	for id, seconds := range perSecond {
+		for _, n := range seconds {
+			w.PeakQPS[id] = max(w.PeakQPS[id], n)
 		}
 	}
-	r.ForWorkloads = r.Gets + r.Writes
-	if jobs > 0 {
-		per := func(n uint64) float64 { return float64(n) / float64(jobs) }
-		r.PerWorkload.Total, r.PerWorkload.ForWorkloads = per(r.Total), per(r.ForWorkloads)
-		r.PerWorkload.Gets, r.PerWorkload.Writes = per(r.Gets), per(r.Writes)
+	w.Watches = l.spans(from, to)
+	return read, w, nil
+}
+
+// record counts one event: a request answered in the window, or a watch
+// starting (counted if it started in the window) or ending.
+func (l *auditLog) record(ev *auditEvent, from, to time.Time, w *windowAudit, perSecond map[Identity]map[int64]uint64) {
+	watch := ev.Verb == "watch"
+	switch {
+	case watch && ev.Stage == "ResponseStarted":
+		l.watches[ev.AuditID] = watchOf(ev)
+	case watch && ev.Stage == "ResponseComplete":
+		if open := l.watches[ev.AuditID]; open != nil {
+			open.closed = ev.StageTimestamp
+			return
+		}
+		// Its start was not logged: a watch refused at once, counted as
+		// a request now.
+		done := watchOf(ev)
+		done.closed = ev.StageTimestamp
+		l.watches[ev.AuditID] = done
+	case ev.Stage != "ResponseComplete":
+		return
 	}
-	if len(r.OtherPrograms) == 0 {
-		r.OtherPrograms = nil
+	if ev.RequestReceived.Before(from) || !ev.RequestReceived.Before(to) {
+		return
 	}
-	return r
+	id := identityOf(ev)
+	if w.Requests[id] == nil {
+		w.Requests[id] = map[call]*callCount{}
+		perSecond[id] = map[int64]uint64{}
+	}
+	c := callOf(ev)
+	cc := w.Requests[id][c]
+	if cc == nil {
+		cc = &callCount{}
+		w.Requests[id][c] = cc
+	}
+	cc.N++
+	if ev.ResponseStatus != nil {
+		switch code := ev.ResponseStatus.Code; {
+		case code == 409:
+			cc.Conflict++
+		case code >= 400:
+			cc.Failed++
+		}
+	}
+	perSecond[id][ev.RequestReceived.Unix()]++
+}
+
+func watchOf(ev *auditEvent) *auditWatch {
+	w := &auditWatch{identity: identityOf(ev), opened: ev.RequestReceived}
+	if ev.ObjectRef != nil {
+		w.resource = resourceKey(ev.ObjectRef.APIGroup, ev.ObjectRef.Resource)
+		w.namespace = ev.ObjectRef.Namespace
+	}
+	if u, err := url.Parse(ev.RequestURI); err == nil {
+		w.selector = u.Query().Get("labelSelector")
+	}
+	return w
+}
+
+// spans returns each watch's time within [from, to), and forgets the
+// watches that ended before to.
+func (l *auditLog) spans(from, to time.Time) []watchSpan {
+	var out []watchSpan
+	for id, w := range l.watches {
+		start, end := later(w.opened, from), to
+		if !w.closed.IsZero() && w.closed.Before(to) {
+			end = w.closed
+			delete(l.watches, id)
+		}
+		if end.After(start) {
+			out = append(out, watchSpan{Identity: w.identity, Resource: w.resource, Namespace: w.namespace,
+				Selector: w.selector, Seconds: end.Sub(start).Seconds()})
+		}
+	}
+	return out
+}
+
+// APIRequests are one identity's requests to one API server, or to several,
+// over a phase.
+type APIRequests struct {
+	// ByCall counts each call ("verb resource.group/subresource").
+	ByCall map[string]callCount `json:"byCall"`
+	// PeakQPS is the most requests received in one second.
+	PeakQPS uint64 `json:"peakQPS"`
+	// WatchEvents and WatchBytes are the watch events the identity's
+	// watches received, and their bytes, by resource: the API servers'
+	// own counts, shared among the watches (watchevents.go).
+	WatchEvents map[string]float64 `json:"watchEvents,omitempty"`
+	WatchBytes  map[string]float64 `json:"watchBytes,omitempty"`
+}
+
+// RequestTotals are an identity's requests by kind.
+type RequestTotals struct {
+	Writes, Gets, Lists, WatchesOpened, Other float64
+	WatchEvents, WatchBytes                   float64
+}
+
+// Totals adds the calls up by kind. Other is discovery, health probes,
+// any call on no resource, and dry-run writes, which store nothing.
+func (r APIRequests) Totals() RequestTotals {
+	var t RequestTotals
+	for key, c := range r.ByCall {
+		verb, resource, _ := strings.Cut(key, " ")
+		n := float64(c.N)
+		switch {
+		case strings.HasSuffix(key, dryRunSuffix):
+			t.Other += n
+		case isWrite(verb):
+			t.Writes += n
+		case resource == "-":
+			t.Other += n
+		case verb == "get":
+			t.Gets += n
+		case verb == "list":
+			t.Lists += n
+		case verb == "watch":
+			t.WatchesOpened += n
+		default:
+			t.Other += n
+		}
+	}
+	for _, n := range r.WatchEvents {
+		t.WatchEvents += n
+	}
+	for _, n := range r.WatchBytes {
+		t.WatchBytes += n
+	}
+	return t
+}
+
+// merge adds an API server's counts of one identity to r.
+func (r *APIRequests) merge(calls map[call]*callCount, peak uint64) {
+	if r.ByCall == nil {
+		r.ByCall = map[string]callCount{}
+	}
+	for c, n := range calls {
+		sum := r.ByCall[c.String()]
+		sum.N += n.N
+		sum.Conflict += n.Conflict
+		sum.Failed += n.Failed
+		r.ByCall[c.String()] = sum
+	}
+	r.PeakQPS = max(r.PeakQPS, peak)
 }

@@ -1,107 +1,232 @@
 package benchstack
 
 import (
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
-func TestCountAudit(t *testing.T) {
-	from := time.Date(2026, 11, 24, 3, 0, 0, 0, time.UTC)
-	to := from.Add(time.Minute)
-	const user = "system:serviceaccount:courier-system:courier"
-	line := func(stage, verb, ua, username, resource, sub string, at time.Time) string {
-		ref := ""
-		if resource != "" {
-			ref = `,"objectRef":{"resource":"` + resource + `","subresource":"` + sub + `"}`
-		}
-		return `{"kind":"Event","stage":"` + stage + `","verb":"` + verb + `","userAgent":"` + ua +
-			`","user":{"username":"` + username + `"}` + ref + `,"requestReceivedTimestamp":"` + at.Format(time.RFC3339Nano) + `"}`
+// auditLine is one audit event as kube-apiserver writes it.
+type auditLine struct {
+	id, stage, verb, ua, user, group, resource, sub, ns, uri string
+	code                                                     int
+	received, at                                             time.Time
+}
+
+func (l auditLine) String() string {
+	ev := map[string]any{
+		"kind": "Event", "auditID": l.id, "stage": l.stage, "verb": l.verb, "userAgent": l.ua, "requestURI": l.uri,
+		"user": map[string]any{"username": l.user}, "requestReceivedTimestamp": l.received.Format(time.RFC3339Nano),
+		"stageTimestamp": l.at.Format(time.RFC3339Nano),
 	}
+	if l.resource != "" {
+		ev["objectRef"] = map[string]any{"resource": l.resource, "subresource": l.sub, "apiGroup": l.group, "namespace": l.ns}
+	}
+	if l.code != 0 {
+		ev["responseStatus"] = map[string]any{"code": l.code}
+	}
+	data, err := json.Marshal(ev)
+	if err != nil {
+		panic(err)
+	}
+	return string(data)
+}
+
+func TestAuditLogWindow(t *testing.T) {
+	t0 := time.Date(2026, 11, 28, 9, 0, 0, 0, time.UTC)
+	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
+	from, to := at(10), at(20)
+	const sa = "system:serviceaccount:courier-system:courier"
+	courierUA, kueueUA, patchedUA := "courier/v0.1.0 (linux/amd64)", "kueue/v0.19.1 (linux/amd64)", "kueue-v0.19.1-multikueue-qps1000/v0.0.0"
+	done := func(verb, ua, user, group, resource, sub string, code int, s float64) string {
+		return auditLine{id: "r", stage: "ResponseComplete", verb: verb, ua: ua, user: user, group: group, resource: resource, sub: sub,
+			code: code, received: at(s), at: at(s + 0.01)}.String()
+	}
+	watch := func(id, stage, ua, user, resource, ns, selector string, received, stageAt float64) string {
+		uri := "/apis/kueue.x-k8s.io/v1beta2/workloads?watch=true"
+		if selector != "" {
+			uri += "&labelSelector=" + selector
+		}
+		return auditLine{id: id, stage: stage, verb: "watch", ua: ua, user: user, group: "kueue.x-k8s.io", resource: resource, ns: ns,
+			uri: uri, code: 200, received: at(received), at: at(stageAt)}.String()
+	}
+	courier := Identity{Program: "courier", User: sa}
+	kueue := Identity{Program: "kueue", User: sa}
 	cases := map[string]struct {
 		lines       []string
-		want        auditCounts
+		want        windowAudit
 		wantSkipped int
 	}{
-		"counts by program and call, completed requests in the window only": {
+		"requests in the window by identity and call, conflicts and failures apart": {
 			lines: []string{
-				line("ResponseComplete", "create", "courier/v0.0.0 (linux/amd64)", user, "trainjobs", "", from),
-				line("ResponseComplete", "create", "courier/v0.0.0 (linux/amd64)", user, "trainjobs", "", from.Add(time.Second)),
-				line("ResponseComplete", "update", "kueue-v0.19.1/v0.0.0", user, "workloads", "status", from.Add(2*time.Second)),
-				line("ResponseStarted", "watch", "courier/v0.0.0", user, "trainjobs", "", from.Add(time.Second)),
-				line("ResponseComplete", "get", "courier/v0.0.0", "admin", "trainjobs", "", from.Add(time.Second)),
-				line("ResponseComplete", "get", "courier/v0.0.0", user, "trainjobs", "", from.Add(-time.Second)),
-				line("ResponseComplete", "get", "courier/v0.0.0", user, "trainjobs", "", to),
-				line("ResponseComplete", "get", "courier", user, "", "", from),
+				done("create", courierUA, sa, "trainer.kubeflow.org", "trainjobs", "", 201, 10),
+				done("patch", courierUA, sa, "kueue.x-k8s.io", "workloads", "status", 200, 11),
+				done("patch", courierUA, sa, "kueue.x-k8s.io", "workloads", "status", 409, 11.5),
+				done("create", courierUA, sa, "", "events", "", 403, 12),
+				done("get", courierUA, sa, "", "", "", 200, 12),
+				done("update", kueueUA, sa, "kueue.x-k8s.io", "workloads", "status", 200, 13),
+				done("update", patchedUA, sa, "kueue.x-k8s.io", "workloads", "status", 200, 14),
+				done("get", courierUA, sa, "trainer.kubeflow.org", "trainjobs", "", 200, 9),
+				done("get", courierUA, sa, "trainer.kubeflow.org", "trainjobs", "", 200, 20),
+				auditLine{id: "r", stage: "ResponseStarted", verb: "get", ua: courierUA, user: sa, received: at(12)}.String(),
 			},
-			want: auditCounts{
-				"courier":       {"create trainjobs": 2, "get -": 1},
-				"kueue-v0.19.1": {"update workloads/status": 1},
+			want: windowAudit{
+				Requests: map[Identity]map[call]*callCount{
+					courier: {
+						{Verb: "create", Group: "trainer.kubeflow.org", Resource: "trainjobs"}:                 {N: 1},
+						{Verb: "patch", Group: "kueue.x-k8s.io", Resource: "workloads", Subresource: "status"}: {N: 2, Conflict: 1},
+						{Verb: "create", Resource: "events"}:                                                   {N: 1, Failed: 1},
+						{Verb: "get"}:                                                                          {N: 1},
+					},
+					kueue: {{Verb: "update", Group: "kueue.x-k8s.io", Resource: "workloads", Subresource: "status"}: {N: 2}},
+				},
+				PeakQPS: map[Identity]uint64{courier: 2, kueue: 1},
 			},
 		},
-		"a line cut short is skipped": {
-			lines:       []string{`{"kind":"Event","stage":"Resp`},
-			want:        auditCounts{},
-			wantSkipped: 1,
+		"a dry-run write is its own call": {
+			lines: []string{
+				auditLine{id: "r", stage: "ResponseComplete", verb: "create", ua: kueueUA, user: "admin", group: "kueue.x-k8s.io", resource: "workloads",
+					ns: "team-a", uri: "/apis/kueue.x-k8s.io/v1beta2/namespaces/team-a/workloads?dryRun=All", code: 201, received: at(11)}.String(),
+				auditLine{id: "r", stage: "ResponseComplete", verb: "create", ua: kueueUA, user: "admin", group: "kueue.x-k8s.io", resource: "workloads",
+					ns: "team-a", uri: "/apis/kueue.x-k8s.io/v1beta2/namespaces/team-a/workloads", code: 201, received: at(11)}.String(),
+			},
+			want: windowAudit{
+				Requests: map[Identity]map[call]*callCount{{Program: "kueue", User: "admin"}: {
+					{Verb: "create", Group: "kueue.x-k8s.io", Resource: "workloads", DryRun: true}: {N: 1},
+					{Verb: "create", Group: "kueue.x-k8s.io", Resource: "workloads"}:               {N: 1},
+				}},
+				PeakQPS: map[Identity]uint64{{Program: "kueue", User: "admin"}: 2},
+			},
+		},
+		"a watch counts when it starts, and runs in the window from its start to its end": {
+			lines: []string{
+				watch("w1", "ResponseStarted", courierUA, sa, "workloads", "", "courier.dev%2Forigin%3Dx", 5, 5.01),
+				watch("w2", "ResponseStarted", courierUA, sa, "workloads", "team-a", "", 12, 12.01),
+				watch("w1", "ResponseComplete", courierUA, sa, "workloads", "", "courier.dev%2Forigin%3Dx", 5, 15),
+				watch("w3", "ResponseStarted", kueueUA, "admin", "workloads", "", "", 1, 1.01),
+				watch("w3", "ResponseComplete", kueueUA, "admin", "workloads", "", "", 1, 8),
+				watch("w4", "ResponseComplete", kueueUA, sa, "workloads", "", "", 14, 14),
+			},
+			want: windowAudit{
+				Requests: map[Identity]map[call]*callCount{
+					courier: {{Verb: "watch", Group: "kueue.x-k8s.io", Resource: "workloads"}: {N: 1}},
+					kueue:   {{Verb: "watch", Group: "kueue.x-k8s.io", Resource: "workloads"}: {N: 1}},
+				},
+				PeakQPS: map[Identity]uint64{courier: 1, kueue: 1},
+				Watches: []watchSpan{
+					{Identity: courier, Resource: "workloads.kueue.x-k8s.io", Selector: "courier.dev/origin=x", Seconds: 5},
+					{Identity: courier, Resource: "workloads.kueue.x-k8s.io", Namespace: "team-a", Seconds: 8},
+				},
+			},
+		},
+		"a line that is not an event is skipped": {
+			lines:       []string{`{"kind":"Event","stage":"Resp`, "not json at all"},
+			want:        windowAudit{Requests: map[Identity]map[call]*callCount{}, PeakQPS: map[Identity]uint64{}},
+			wantSkipped: 2,
 		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got, skipped, err := countAudit(strings.NewReader(strings.Join(tc.lines, "\n")), user, from, to)
+			l := newAuditLog("")
+			read, got, err := l.consume(strings.NewReader(strings.Join(tc.lines, "\n")+"\n"), from, to)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(tc.want, got); diff != "" {
-				t.Errorf("counts (-want +got):\n%s", diff)
+			if int(read) != len(strings.Join(tc.lines, "\n"))+1 {
+				t.Errorf("read %d bytes, want every line's", read)
 			}
-			if skipped != tc.wantSkipped {
-				t.Errorf("skipped %d lines, want %d", skipped, tc.wantSkipped)
+			if got.Skipped != tc.wantSkipped {
+				t.Errorf("skipped %d lines, want %d", got.Skipped, tc.wantSkipped)
+			}
+			tc.want.Skipped = tc.wantSkipped
+			opts := []cmp.Option{cmpopts.EquateEmpty(), cmpopts.SortSlices(func(a, b watchSpan) bool { return a.Seconds < b.Seconds }),
+				cmp.AllowUnexported(windowAudit{})}
+			if diff := cmp.Diff(tc.want, got, opts...); diff != "" {
+				t.Errorf("window (-want +got):\n%s", diff)
 			}
 		})
 	}
 }
 
-func TestWorkerRequests(t *testing.T) {
+func TestAuditLogReadsOnFromWhereItStopped(t *testing.T) {
+	t0 := time.Date(2026, 11, 28, 9, 0, 0, 0, time.UTC)
+	const sa = "system:serviceaccount:courier-system:courier"
+	line := func(s float64) string {
+		return auditLine{id: "r", stage: "ResponseComplete", verb: "create", ua: "courier/v", user: sa, resource: "events",
+			code: 201, received: t0.Add(time.Duration(s) * time.Second)}.String()
+	}
+	path := filepath.Join(t.TempDir(), "audit.log")
+	// The second line is still being written: it has no newline yet.
+	if err := os.WriteFile(path, []byte(line(1)+"\n"+line(2)[:20]), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	l := newAuditLog(path)
+	courier := Identity{Program: "courier", User: sa}
+	events := call{Verb: "create", Resource: "events"}
+	first, err := l.window(t0, t0.Add(time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := first.Requests[courier][events].N; n != 1 || first.Skipped != 0 {
+		t.Errorf("first read: %d events created and %d lines skipped, want 1 and 0", n, first.Skipped)
+	}
+	if err := os.WriteFile(path, []byte(line(1)+"\n"+line(2)+"\n"+line(3)+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	second, err := l.window(t0, t0.Add(time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := second.Requests[courier][events].N; n != 2 || second.Skipped != 0 {
+		t.Errorf("second read: %d events created and %d lines skipped, want 2 (the lines after the first read) and 0", n, second.Skipped)
+	}
+}
+
+func TestRequestTotals(t *testing.T) {
+	r := APIRequests{
+		ByCall: map[string]callCount{
+			"create trainjobs.trainer.kubeflow.org":     {N: 3},
+			"patch workloads.kueue.x-k8s.io/status":     {N: 4, Conflict: 1},
+			"delete trainjobs.trainer.kubeflow.org":     {N: 3},
+			"get trainjobs.trainer.kubeflow.org":        {N: 2},
+			"list clusterqueues.kueue.x-k8s.io":         {N: 1},
+			"watch workloads.kueue.x-k8s.io":            {N: 2},
+			"get -":                                     {N: 5},
+			"create workloads.kueue.x-k8s.io (dry run)": {N: 4},
+			"deletecollection pods":                     {N: 1},
+			"proxy services":                            {N: 1},
+			"watch trainjobs.trainer.kubeflow.org/foo":  {N: 1},
+		},
+		WatchEvents: map[string]float64{"workloads.kueue.x-k8s.io": 30, "trainjobs.trainer.kubeflow.org": 12},
+		WatchBytes:  map[string]float64{"workloads.kueue.x-k8s.io": 3000, "trainjobs.trainer.kubeflow.org": 1200},
+	}
+	want := RequestTotals{Writes: 11, Gets: 2, Lists: 1, WatchesOpened: 3, Other: 10, WatchEvents: 42, WatchBytes: 4200}
+	if diff := cmp.Diff(want, r.Totals()); diff != "" {
+		t.Errorf("totals (-want +got):\n%s", diff)
+	}
+}
+
+func TestCallString(t *testing.T) {
 	cases := map[string]struct {
-		byWorker map[string]auditCounts
-		program  string
-		jobs     int
-		want     WorkerRequests
+		call call
+		want string
 	}{
-		"the dispatcher's program only, by kind of request": {
-			byWorker: map[string]auditCounts{
-				"w1": {"courier": {"create trainjobs": 4, "get trainjobs": 2, "watch trainjobs": 1}, "kueue-v0.19.1": {"watch workloads": 3}},
-				"w2": {"courier": {"delete trainjobs": 2, "list workloads": 1, "get -": 4}},
-			},
-			program: "courier",
-			jobs:    4,
-			want: func() WorkerRequests {
-				r := WorkerRequests{Total: 14, ForWorkloads: 8, Gets: 2, Writes: 6, Background: 6,
-					ByCall:        map[string]uint64{"create trainjobs": 4, "get trainjobs": 2, "watch trainjobs": 1, "delete trainjobs": 2, "list workloads": 1, "get -": 4},
-					ByWorker:      map[string]uint64{"w1": 7, "w2": 7},
-					OtherPrograms: map[string]uint64{"kueue-v0.19.1": 3}}
-				r.PerWorkload.Total, r.PerWorkload.ForWorkloads, r.PerWorkload.Gets, r.PerWorkload.Writes = 3.5, 2, 0.5, 1.5
-				return r
-			}(),
-		},
-		"a prefix takes the patched build's program too": {
-			byWorker: map[string]auditCounts{"w1": {"kueue-v0.19.1-multikueue-qps1000": {"patch workloads": 2}}},
-			program:  "kueue",
-			jobs:     2,
-			want: func() WorkerRequests {
-				r := WorkerRequests{Total: 2, ForWorkloads: 2, Writes: 2,
-					ByCall: map[string]uint64{"patch workloads": 2}, ByWorker: map[string]uint64{"w1": 2}}
-				r.PerWorkload.Total, r.PerWorkload.ForWorkloads, r.PerWorkload.Writes = 1, 1, 1
-				return r
-			}(),
-		},
+		"a subresource of a group's resource": {call{Verb: "patch", Group: "kueue.x-k8s.io", Resource: "workloads", Subresource: "status"}, "patch workloads.kueue.x-k8s.io/status"},
+		"the core API has no group":           {call{Verb: "create", Resource: "events"}, "create events"},
+		"the events API has one":              {call{Verb: "create", Group: "events.k8s.io", Resource: "events"}, "create events.events.k8s.io"},
+		"discovery is on no resource":         {call{Verb: "get"}, "get -"},
+		"a dry run":                           {call{Verb: "create", Group: "kueue.x-k8s.io", Resource: "workloads", DryRun: true}, "create workloads.kueue.x-k8s.io (dry run)"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			if diff := cmp.Diff(tc.want, workerRequests(tc.byWorker, tc.program, tc.jobs)); diff != "" {
-				t.Errorf("requests (-want +got):\n%s", diff)
+			if got := tc.call.String(); got != tc.want {
+				t.Errorf("call %+v is %q, want %q", tc.call, got, tc.want)
 			}
 		})
 	}

@@ -2,6 +2,7 @@ package benchstack
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -36,8 +37,11 @@ type CompareOptions struct {
 	// BatchJobs is a burst of batch Jobs through Courier's external
 	// framework, for Courier only; 0 for none.
 	BatchJobs int
-	// Systems are the systems' names, run in SystemOrder under each load.
+	// Systems are the systems' names; each repeat runs them in
+	// SystemOrder rotated by the repeat (rotation).
 	Systems []string
+	// Repeats is how many times every load runs through every system.
+	Repeats int
 	// RunFor is how long each job's pods run on the simulated nodes; 0
 	// completes them at once.
 	RunFor time.Duration
@@ -45,21 +49,29 @@ type CompareOptions struct {
 	Timeout time.Duration
 	// Keep leaves the environment up at the end.
 	Keep bool
-	// Profile saves Courier's CPU profiles of each of its phases under
-	// Dir.
+	// Profile saves CPU profiles of Courier and the manager's Kueue over
+	// every phase, of every system, under Dir.
 	Profile bool
 }
 
 // Comparison is one run of the comparison, as written to JSON.
 type Comparison struct {
-	Command  string                `json:"command"`
-	Started  time.Time             `json:"started"`
-	Machine  Machine               `json:"machine"`
-	Versions map[string]string     `json:"versions"`
-	Loads    []Load                `json:"loads"`
-	Phases   []PhaseResult         `json:"phases"`
-	Verdicts []benchreport.Verdict `json:"verdicts"`
-	Plots    []string              `json:"plots,omitempty"`
+	Command  string            `json:"command"`
+	Started  time.Time         `json:"started"`
+	Machine  Machine           `json:"machine"`
+	Versions map[string]string `json:"versions"`
+	Loads    []Load            `json:"loads"`
+	Repeats  int               `json:"repeats"`
+	// Orders are the systems' order in each repeat.
+	Orders  [][]string    `json:"orders"`
+	Profile bool          `json:"profile"`
+	Phases  []PhaseResult `json:"phases"`
+	// Summaries are each load's figures over the repeats, and the
+	// verdicts are judged on their medians.
+	Summaries       []LoadSummary         `json:"summaries"`
+	Verdicts        []benchreport.Verdict `json:"verdicts"`
+	BelowSaturation []string              `json:"belowSaturation,omitempty"`
+	Plots           []string              `json:"plots,omitempty"`
 }
 
 // Machine is where the comparison ran.
@@ -88,6 +100,9 @@ func (o CompareOptions) validate() error {
 	var errs []error
 	if o.Workers < 1 {
 		errs = append(errs, fmt.Errorf("workers must be at least 1, not %d", o.Workers))
+	}
+	if o.Repeats < 1 {
+		errs = append(errs, fmt.Errorf("repeats must be at least 1, not %d", o.Repeats))
 	}
 	if len(o.loads()) == 0 {
 		errs = append(errs, errors.New("no load: give --bursts or --rates"))
@@ -125,11 +140,11 @@ func (o CompareOptions) validate() error {
 	return errors.Join(errs...)
 }
 
-// Compare brings up a manager and opts.Workers workers with audit logging on the
-// workers, configures Courier and MultiKueue side by side, runs every
-// load through every system, one after the other on the same clusters,
-// and writes the results. It returns an error only when the comparison
-// could not be carried out; targets missed are printed as FAIL.
+// Compare brings up a manager and opts.Workers workers with audit logging,
+// configures Courier and MultiKueue side by side, runs every load through
+// every system, opts.Repeats times, one phase after the other on the same
+// clusters, and writes the results. It returns an error only when the
+// comparison could not be carried out; targets missed are printed as FAIL.
 func Compare(ctx context.Context, opts CompareOptions, out io.Writer) (err error) {
 	if err := prepareDirs(&opts.Dir, &opts.Bin, opts.OutDir); err != nil {
 		return err
@@ -137,24 +152,28 @@ func Compare(ctx context.Context, opts CompareOptions, out io.Writer) (err error
 	if err := opts.validate(); err != nil {
 		return err
 	}
-	c := &Comparison{Command: opts.Command, Started: time.Now(), Machine: machine(), Versions: versions(opts.Bin), Loads: opts.loads()}
+	c := &Comparison{Command: opts.Command, Started: time.Now(), Machine: machine(), Versions: versions(opts.Bin),
+		Loads: opts.loads(), Repeats: opts.Repeats, Profile: opts.Profile}
 	stamp := c.Started.UTC().Format("20060102-150405")
 	logf := func(format string, args ...any) {
 		fmt.Fprintf(out, "%s  %s\n", time.Now().Format("15:04:05"), fmt.Sprintf(format, args...))
 	}
-	fmt.Fprintf(out, "courier-bench compare: %s on a manager and %d workers of %dx%d GPUs, real Kueue, Trainer and JobSet\n",
-		strings.Join(opts.Systems, ", "), opts.Workers, gpuNodes, gpusPerNode)
+	fmt.Fprintf(out, "courier-bench compare: %s on a manager and %d workers of %dx%d GPUs, real Kueue, Trainer and JobSet, %d repeats\n",
+		strings.Join(opts.Systems, ", "), opts.Workers, gpuNodes, gpusPerNode, opts.Repeats)
 	fmt.Fprintf(out, "command: %s\nmachine: %d CPUs, %s; environment in %s\n", opts.Command, c.Machine.CPUs, c.Machine.Model, opts.Dir)
 
-	lopts := localcluster.Options{Dir: opts.Dir, Bin: opts.Bin, Workers: opts.Workers, GPUNodes: gpuNodes, GPUsPerNode: gpusPerNode, AuditWorkers: true}
+	lopts := localcluster.Options{Dir: opts.Dir, Bin: opts.Bin, Workers: opts.Workers, GPUNodes: gpuNodes, GPUsPerNode: gpusPerNode, Audit: true}
 	var prof *phaseProfiler
 	if opts.Profile {
-		ports, err := framework.FreePorts(1)
+		ports, err := framework.FreePorts(2)
 		if err != nil {
 			return err
 		}
 		lopts.CourierPprofAddress = fmt.Sprintf("127.0.0.1:%d", ports[0])
-		prof = &phaseProfiler{addr: lopts.CourierPprofAddress, dir: filepath.Join(opts.Dir, "profiles-"+stamp)}
+		prof = &phaseProfiler{dir: filepath.Join(opts.Dir, "profiles-"+stamp), addrs: map[string]string{
+			localcluster.CourierProcess: lopts.CourierPprofAddress,
+			localcluster.KueueProcess:   fmt.Sprintf("127.0.0.1:%d", ports[1]),
+		}}
 	}
 	env, err := localcluster.Up(ctx, lopts, logf)
 	if err != nil {
@@ -172,42 +191,56 @@ func Compare(ctx context.Context, opts CompareOptions, out io.Writer) (err error
 	if err := env.ConfigureMultiKueue(ctx); err != nil {
 		return fmt.Errorf("configuring MultiKueue: %w", err)
 	}
+	if prof != nil {
+		logf("Serving the manager Kueue's pprof on %s, for its profiles", prof.addrs[localcluster.KueueProcess])
+		if err := servePprofFromKueue(ctx, env, prof.addrs[localcluster.KueueProcess]); err != nil {
+			return err
+		}
+	}
+	audit := newPhaseAudit(env)
 	path := filepath.Join(opts.OutDir, "compare-"+stamp+".json")
-	for _, load := range c.Loads {
-		var phases []PhaseResult
-		for _, name := range SystemOrder {
-			// MultiKueue has no adapter for Courier's external frameworks.
-			if !contains(opts.Systems, name) || (load.Batch && name != SystemCourier) {
-				continue
-			}
-			res, err := runPhase(ctx, env, Systems[name], load, opts.RunFor, opts.Timeout, prof, logf)
-			if err != nil {
-				return fmt.Errorf("running %s through %s: %w", load.Name, name, err)
-			}
-			passes := ""
-			if res.Dispatcher.PassesPerWorkload > 0 {
-				passes = fmt.Sprintf(" in %.1f passes", res.Dispatcher.PassesPerWorkload)
-			}
-			logf("Measured %s, %s: %.2f workloads/s, quota→Ready p95 %.1f s, %.1f requests to workers per workload, %.1f ms dispatcher CPU per workload%s",
-				load.Name, res.SystemLabel, res.Throughput, res.QuotaToReady.P95, res.Requests.PerWorkload.Total, res.Dispatcher.CPUMsPerWorkload, passes)
-			if len(res.Profiles) > 0 {
-				logf("Saved %d CPU profiles of Courier over %s: go tool pprof -top %s %s", len(res.Profiles), load.Name,
-					filepath.Join(opts.Bin, "courier"), filepath.Join(prof.dir, load.Name+"-*.pprof"))
-			}
-			phases = append(phases, *res)
-			c.Phases = append(c.Phases, *res)
-			// Each phase is saved as it ends: a later failure keeps it.
-			if err := benchreport.WriteJSON(path, c); err != nil {
-				return err
+	var systems []string
+	for _, name := range SystemOrder {
+		if contains(opts.Systems, name) {
+			systems = append(systems, name)
+		}
+	}
+	for r := range opts.Repeats {
+		order := rotation(systems, r)
+		c.Orders = append(c.Orders, order)
+		for _, load := range c.Loads {
+			for _, name := range order {
+				// MultiKueue has no adapter for Courier's external frameworks.
+				if load.Batch && name != SystemCourier {
+					continue
+				}
+				res, err := runPhase(ctx, env, Systems[name], load, r, phaseOptions{runFor: opts.RunFor, timeout: opts.Timeout, prof: prof, audit: audit}, logf)
+				if err != nil {
+					return fmt.Errorf("running %s through %s in repeat %d: %w", load.Name, name, r+1, err)
+				}
+				logMeasured(logf, res)
+				if len(res.Profiles) > 0 {
+					logf("Saved %d CPU profiles of Courier and the manager's Kueue: go tool pprof -top %s %s", len(res.Profiles),
+						filepath.Join(opts.Bin, "courier"), filepath.Join(prof.dir, profilePrefix(load, r, Systems[name], localcluster.CourierProcess)+"-*.pprof"))
+				}
+				c.Phases = append(c.Phases, *res)
+				// Each phase is saved as it ends: a later failure keeps it.
+				if err := benchreport.WriteJSON(path, c); err != nil {
+					return err
+				}
 			}
 		}
-		plots, err := plotLoad(opts.OutDir, stamp, phases)
+	}
+	for _, load := range c.Loads {
+		plots, err := plotLoad(opts.OutDir, stamp, load, c.Phases)
 		if err != nil {
 			return err
 		}
 		c.Plots = append(c.Plots, plots...)
 	}
-	c.Verdicts = compareVerdicts(c.Phases)
+	c.Summaries = summarizeRepeats(c.Loads, c.Phases)
+	c.Verdicts = compareVerdicts(c.Summaries)
+	c.BelowSaturation = belowSaturation(c.Summaries)
 	if err := printComparison(out, c); err != nil {
 		return fmt.Errorf("printing results: %w", err)
 	}
@@ -218,8 +251,77 @@ func Compare(ctx context.Context, opts CompareOptions, out io.Writer) (err error
 	if err := writeSummary(summary, c); err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "results: %s\nsummary: %s\nplots: %s\n", path, summary, strings.Join(c.Plots, ", "))
+	table := strings.TrimSuffix(path, ".json") + ".md"
+	if err := writeTable(table, c); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "results: %s\nsummary: %s\ntable: %s\nplots: %s\n", path, summary, table, strings.Join(c.Plots, ", "))
 	return nil
+}
+
+// Tabulate writes the summary, the table and the plots of a comparison's
+// JSON again, from the phases it holds: of a run stopped before its end,
+// whose JSON is saved after each phase, or after the harness's reports
+// changed.
+func Tabulate(path string, out io.Writer) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("reading %s: %w", path, err)
+	}
+	c := &Comparison{}
+	if err := json.Unmarshal(data, c); err != nil {
+		return fmt.Errorf("decoding %s: %w", path, err)
+	}
+	if c.Repeats == 0 || len(c.Orders) == 0 {
+		return fmt.Errorf("%s holds no repeats: a comparison from before they were recorded", path)
+	}
+	for i := range c.Phases {
+		c.Repeats = max(c.Repeats, c.Phases[i].Repeat+1)
+	}
+	stamp := c.Started.UTC().Format("20060102-150405")
+	c.Plots = nil
+	for _, load := range c.Loads {
+		plots, err := plotLoad(filepath.Dir(path), stamp, load, c.Phases)
+		if err != nil {
+			return err
+		}
+		c.Plots = append(c.Plots, plots...)
+	}
+	c.Summaries = summarizeRepeats(c.Loads, c.Phases)
+	c.Verdicts = compareVerdicts(c.Summaries)
+	c.BelowSaturation = belowSaturation(c.Summaries)
+	if err := printComparison(out, c); err != nil {
+		return fmt.Errorf("printing results: %w", err)
+	}
+	base := strings.TrimSuffix(path, ".json")
+	if err := writeSummary(base+".txt", c); err != nil {
+		return err
+	}
+	if err := writeTable(base+".md", c); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "summary: %s.txt\ntable: %s.md\n", base, base)
+	return nil
+}
+
+// logMeasured logs a phase's headline figures as it ends.
+func logMeasured(logf func(string, ...any), res *PhaseResult) {
+	toWorkers, _ := dispatcherWorkerRequests(res)
+	courierWrites := res.ManagerRequests.Of("courier", "").Totals().Writes
+	logf("Measured %s, %s, repeat %d: %.2f jobs/s complete, submission → Ready p95 %.1f s, → complete p95 %.1f s; manager side %.1f ms CPU per job, worker side %.1f; %.1f requests and watch events to the workers per job; Courier's writes to the manager %.2f per job",
+		res.Load, res.SystemLabel, res.Repeat+1, res.Throughput, res.SubmitToReady.P95, res.SubmitToComplete.P95,
+		res.Sides[sideManager].CPUMsPerJob, res.Sides[sideWorker].CPUMsPerJob, perJob(allRequests(toWorkers.Totals()), res.Jobs), perJob(courierWrites, res.Jobs))
+}
+
+func allRequests(t RequestTotals) float64 {
+	return t.Writes + t.Gets + t.Lists + t.WatchesOpened + t.Other + t.WatchEvents
+}
+
+func perJob(n float64, jobs int) float64 {
+	if jobs == 0 {
+		return 0
+	}
+	return n / float64(jobs)
 }
 
 func contains(list []string, s string) bool {

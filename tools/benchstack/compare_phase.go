@@ -61,11 +61,18 @@ func (l Load) object(name, run string, runFor time.Duration) client.Object {
 // burstSubmitters is how many submissions a burst keeps in flight.
 const burstSubmitters = 8
 
+// phaseOptions are what every phase of a comparison shares.
+type phaseOptions struct {
+	runFor, timeout time.Duration
+	prof            *phaseProfiler
+	audit           *phaseAudit
+}
+
 // runPhase runs one load through one system on the running environment:
 // it switches to the system, submits the jobs, waits until they finished
 // and their copies are gone, measures, then deletes the jobs and waits
 // for the manager to drain, so that the next phase starts clean.
-func runPhase(ctx context.Context, env *localcluster.Env, sys System, load Load, runFor, timeout time.Duration, prof *phaseProfiler, logf func(string, ...any)) (*PhaseResult, error) {
+func runPhase(ctx context.Context, env *localcluster.Env, sys System, load Load, repeat int, opts phaseOptions, logf func(string, ...any)) (*PhaseResult, error) {
 	if err := switchTo(ctx, env, sys, logf); err != nil {
 		return nil, err
 	}
@@ -87,33 +94,39 @@ func runPhase(ctx context.Context, env *localcluster.Env, sys System, load Load,
 		names[i] = fmt.Sprintf("%s%04d", prefix, i)
 	}
 	t := newPhaseTracker(prefix, sys.Check)
+	tally := newEventTally()
 	pctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	if err := watchPhase(pctx, env, labels.SelectorFromSet(labels.Set{runLabel: run}), t); err != nil {
+	if err := watchPhase(pctx, env, labels.SelectorFromSet(labels.Set{runLabel: run}), t, tally); err != nil {
 		return nil, err
 	}
 	procs, err := stackPIDs(env)
 	if err != nil {
 		return nil, err
 	}
-	res := &PhaseResult{System: sys.Name, SystemLabel: sys.Label, Load: load.Name, Kind: load.kind(), Batch: load.Batch, Jobs: load.Jobs, Rate: load.Rate, Run: run}
+	res := &PhaseResult{System: sys.Name, SystemLabel: sys.Label, Load: load.Name, Kind: load.kind(), Batch: load.Batch, Jobs: load.Jobs,
+		Rate: load.Rate, Run: run, Repeat: repeat}
 	if left != "" {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("started with what earlier phases left on the workers, %s after the last: %s", quietTimeout, left))
 	}
-	passes, err := countPasses(ctx, env, sys)
+	passes, err := countPasses(ctx, env)
 	if err != nil {
 		return nil, err
 	}
-	meter, err := startMeter(pctx, procs, sys.Process)
+	if err := opts.audit.start(ctx, env); err != nil {
+		return nil, err
+	}
+	manager, worker := sideProcesses(sys, env)
+	meter, err := startMeter(pctx, procs, map[string][]string{sideManager: manager, sideWorker: worker})
 	if err != nil {
 		return nil, err
 	}
 	res.Started = time.Now()
-	profiled := prof.start(pctx, sys, load)
-	logf("Submitting %d %s %s through %s, load %s (label %s=%s)", load.Jobs, load.kind(), describeRate(load.Rate), sys.Label, load.Name, runLabel, run)
+	profiled := opts.prof.start(pctx, sys, load, repeat)
+	logf("Submitting %d %s %s through %s, load %s, repeat %d (label %s=%s)", load.Jobs, load.kind(), describeRate(load.Rate), sys.Label, load.Name, repeat+1, runLabel, run)
 	submitted := make(chan error, 1)
-	go func() { submitted <- submitPhase(pctx, mgr, names, run, load, runFor, t) }()
-	if err := awaitPhase(ctx, names, t, submitted, timeout, res, logf); err != nil {
+	go func() { submitted <- submitPhase(pctx, mgr, names, run, load, opts.runFor, t) }()
+	if err := awaitPhase(ctx, names, t, submitted, opts.timeout, res, logf); err != nil {
 		return nil, err
 	}
 	// The last requests' audit events and CPU ticks land a moment later.
@@ -128,23 +141,14 @@ func runPhase(ctx context.Context, env *localcluster.Env, sys System, load Load,
 	if err := passes.stop(ctx, res); err != nil {
 		return nil, err
 	}
+	if err := opts.audit.stop(ctx, env, res.Started, end, tally, res); err != nil {
+		return nil, err
+	}
 	if err := profiled.wait(res); err != nil {
 		return nil, err
 	}
 	summarizeJobs(res, names, t.snapshot(names))
-	byWorker := map[string]auditCounts{}
-	for _, w := range env.Workers {
-		counts, skipped, err := countAuditFile(env.AuditLog(w), localcluster.WorkerUser, res.Started, end)
-		if err != nil {
-			return nil, fmt.Errorf("counting requests to %s: %w", w, err)
-		}
-		if skipped > 1 {
-			res.Warnings = append(res.Warnings, fmt.Sprintf("%d lines of %s's audit log were not events", skipped, w))
-		}
-		byWorker[w] = counts
-	}
-	res.Requests = workerRequests(byWorker, sys.Program, load.Jobs)
-	if res.Requests.Total == 0 {
+	if toWorkers, _ := dispatcherWorkerRequests(res); len(toWorkers.ByCall) == 0 {
 		res.Warnings = append(res.Warnings, "the workers' audit logs hold no request of "+sys.Program+": is auditing on?")
 	}
 	cancel()
@@ -171,11 +175,12 @@ func submitPhase(ctx context.Context, c client.Client, names []string, run strin
 	for range burstSubmitters {
 		wg.Go(func() {
 			for name := range next {
+				at := time.Now()
 				if err := create(ctx, c, build(name)); err != nil {
 					errs <- err
 					return
 				}
-				t.submitted(name, time.Now())
+				t.submitted(name, at)
 			}
 		})
 	}
@@ -282,16 +287,13 @@ func drain(ctx context.Context, mgr client.Client, run, prefix string) error {
 }
 
 // passCount counts Courier's dispatch passes over a phase, from its
-// metrics; for another system it counts nothing.
+// metrics: Courier's own in its phases, its idle ones in MultiKueue's.
 type passCount struct {
 	url    string
 	before float64
 }
 
-func countPasses(ctx context.Context, env *localcluster.Env, sys System) (*passCount, error) {
-	if sys.Name != SystemCourier {
-		return &passCount{}, nil
-	}
+func countPasses(ctx context.Context, env *localcluster.Env) (*passCount, error) {
 	url, err := env.CourierMetricsURL()
 	if err != nil {
 		return nil, err
@@ -304,13 +306,13 @@ func countPasses(ctx context.Context, env *localcluster.Env, sys System) (*passC
 }
 
 func (c *passCount) stop(ctx context.Context, res *PhaseResult) error {
-	if c.url == "" || res.Jobs == 0 {
+	if res.Jobs == 0 {
 		return nil
 	}
 	after, err := scrapePasses(ctx, c.url)
 	if err != nil {
 		return err
 	}
-	res.Dispatcher.PassesPerWorkload = (after - c.before) / float64(res.Jobs)
+	res.PassesPerWorkload = (after - c.before) / float64(res.Jobs)
 	return nil
 }

@@ -3,6 +3,7 @@ package benchstack
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -33,59 +34,105 @@ func cumulative(sorted []float64) plotter.XYs {
 	return xys
 }
 
-// plotLoad draws, for one load, the latency CDF of each system and each
-// system's throughput over time, into dir; it returns the files' paths.
-func plotLoad(dir, stamp string, phases []PhaseResult) ([]string, error) {
+// pooled gathers one system's samples of a load over its repeats, sorted,
+// each at least a millisecond for the log scale.
+func pooled(phases []PhaseResult, system string, of func(Samples) []float64) []float64 {
+	var out []float64
+	for _, p := range phases {
+		if p.System == system {
+			for _, s := range of(p.Samples) {
+				out = append(out, max(s, 0.001))
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// plotLoad draws, for one load, each system's distribution of the time
+// from submission to check Ready and to complete, the repeats pooled, and
+// each repeat's completions over time, into dir; it returns the files'
+// paths.
+func plotLoad(dir, stamp string, load Load, all []PhaseResult) ([]string, error) {
+	var phases []PhaseResult
+	for _, p := range all {
+		if p.Load == load.Name {
+			phases = append(phases, p)
+		}
+	}
 	if len(phases) == 0 {
 		return nil, nil
 	}
-	load := phases[0].Load
 	latency := plot.New()
-	latency.Title.Text = fmt.Sprintf("%s: quota reserved → check Ready (%d %s %s)", load, phases[0].Jobs, phases[0].Kind, describeRate(phases[0].Rate))
+	latency.Title.Text = fmt.Sprintf("%s: submission → check Ready (solid) and → complete (dashed), repeats pooled (%d %s %s)",
+		load.Name, load.Jobs, load.kind(), describeRate(load.Rate))
 	latency.X.Label.Text = "seconds"
-	latency.Y.Label.Text = "share of workloads"
+	latency.Y.Label.Text = "share of jobs"
 	latency.X.Scale = plot.LogScale{}
 	latency.X.Tick.Marker = plot.LogTicks{Prec: -1}
 	latency.Legend.Top, latency.Legend.Left = true, true
 	throughput := plot.New()
-	throughput.Title.Text = fmt.Sprintf("%s: workloads whose check turned Ready, over time (the slope is the throughput)", load)
-	throughput.X.Label.Text = "seconds from the first quota reserved"
-	throughput.Y.Label.Text = "workloads"
+	throughput.Title.Text = fmt.Sprintf("%s: jobs complete over time, each repeat (the slope is the throughput)", load.Name)
+	throughput.X.Label.Text = "seconds from the first submission"
+	throughput.Y.Label.Text = "jobs complete"
 	throughput.Legend.Top, throughput.Legend.Left = false, false
-	for i, p := range phases {
-		// Log scale: latencies of zero are drawn at a millisecond.
-		samples := make([]float64, len(p.Samples.QuotaToReady))
-		for k, s := range p.Samples.QuotaToReady {
-			samples[k] = max(s, 0.001)
+	line := func(xys plotter.XYs, color int, dashed bool) (*plotter.Line, error) {
+		l, err := plotter.NewLine(xys)
+		if err != nil {
+			return nil, err
 		}
-		if len(samples) > 0 {
-			l, err := plotter.NewLine(cdf(samples))
-			if err != nil {
-				return nil, fmt.Errorf("drawing the latency of %s: %w", p.System, err)
+		l.Color = plotutil.Color(color)
+		l.Width = vg.Points(1.5)
+		if dashed {
+			l.Dashes = []vg.Length{vg.Points(6), vg.Points(3)}
+		}
+		return l, nil
+	}
+	for i, name := range SystemOrder {
+		label := Systems[name].Label
+		for _, of := range []struct {
+			samples func(Samples) []float64
+			dashed  bool
+			what    string
+		}{
+			{func(s Samples) []float64 { return s.SubmitToReady }, false, "→ Ready"},
+			{func(s Samples) []float64 { return s.SubmitToComplete }, true, "→ complete"},
+		} {
+			samples := pooled(phases, name, of.samples)
+			if len(samples) == 0 {
+				continue
 			}
-			l.Color = plotutil.Color(i)
-			l.Width = vg.Points(1.5)
+			l, err := line(cdf(samples), i, of.dashed)
+			if err != nil {
+				return nil, fmt.Errorf("drawing the latency of %s: %w", name, err)
+			}
 			latency.Add(l)
-			latency.Legend.Add(p.SystemLabel, l)
+			latency.Legend.Add(label+" "+of.what, l)
 		}
-		if xys := cumulative(p.Samples.ReadyAt); len(xys) > 0 {
-			l, err := plotter.NewLine(xys)
-			if err != nil {
-				return nil, fmt.Errorf("drawing the throughput of %s: %w", p.System, err)
+		first := true
+		for _, p := range phases {
+			if p.System != name || len(p.Samples.CompleteAt) == 0 {
+				continue
 			}
-			l.Color = plotutil.Color(i)
-			l.Width = vg.Points(1.5)
+			l, err := line(cumulative(p.Samples.CompleteAt), i, false)
+			if err != nil {
+				return nil, fmt.Errorf("drawing the throughput of %s: %w", name, err)
+			}
 			throughput.Add(l)
-			throughput.Legend.Add(fmt.Sprintf("%s (%.2f/s overall)", p.SystemLabel, p.Throughput), l)
+			if first {
+				throughput.Legend.Add(label, l)
+				first = false
+			}
 		}
 	}
 	var paths []string
 	for name, p := range map[string]*plot.Plot{"latency-cdf": latency, "throughput": throughput} {
-		path := filepath.Join(dir, fmt.Sprintf("%s-%s-%s.png", stamp, load, name))
-		if err := p.Save(9*vg.Inch, 5*vg.Inch, path); err != nil {
+		path := filepath.Join(dir, fmt.Sprintf("%s-%s-%s.png", stamp, load.Name, name))
+		if err := p.Save(10*vg.Inch, 5.5*vg.Inch, path); err != nil {
 			return nil, fmt.Errorf("drawing %s: %w", path, err)
 		}
 		paths = append(paths, path)
 	}
+	slices.Sort(paths)
 	return paths, nil
 }

@@ -2,46 +2,73 @@ package benchstack
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"maps"
+	"os"
+	"path"
+	"slices"
+	"sync"
 	"time"
 
+	"github.com/courierdev/courier/tools/localcluster"
 	"github.com/courierdev/courier/tools/profiles"
 )
 
 // profileSlice is the length of each CPU profile of a phase.
 const profileSlice = 10 * time.Second
 
-// phaseProfiler takes Courier's CPU profiles through its pprof server at
-// addr, into dir; a nil one takes none.
+// phaseProfiler takes CPU profiles of Courier and the manager's Kueue
+// through their pprof servers, by process, into dir; a nil one takes
+// none. Both run in every phase of every system, so both are profiled in
+// every phase: profiling costs every system alike.
 type phaseProfiler struct {
-	addr, dir string
+	addrs map[string]string
+	dir   string
 }
 
 // phaseProfile is a phase's profiling under way.
 type phaseProfile struct {
 	stop  chan struct{}
 	done  chan struct{}
+	mu    sync.Mutex
 	paths []string
-	err   error
+	errs  []error
 }
 
-// start profiles Courier through the phase, in slices of profileSlice,
-// until wait. Other systems are not profiled: MultiKueue runs in Kueue's
-// process, whose profile would mix its admission in.
-func (p *phaseProfiler) start(ctx context.Context, sys System, load Load) *phaseProfile {
-	if p == nil || sys.Name != SystemCourier {
+// profilePrefix names a phase's profiles of one process.
+func profilePrefix(load Load, repeat int, sys System, process string) string {
+	return fmt.Sprintf("%s-r%d-%s-%s", load.Name, repeat+1, sys.Name, path.Base(process))
+}
+
+// start profiles every process through the phase, in slices of
+// profileSlice, until wait.
+func (p *phaseProfiler) start(ctx context.Context, sys System, load Load, repeat int) *phaseProfile {
+	if p == nil {
 		return nil
 	}
 	pp := &phaseProfile{stop: make(chan struct{}), done: make(chan struct{})}
+	var wg sync.WaitGroup
+	for _, process := range slices.Sorted(maps.Keys(p.addrs)) {
+		wg.Go(func() {
+			paths, err := profiles.CPUSlices(ctx, p.addrs[process], p.dir, profilePrefix(load, repeat, sys, process), profileSlice, pp.stop)
+			pp.mu.Lock()
+			defer pp.mu.Unlock()
+			pp.paths = append(pp.paths, paths...)
+			if err != nil {
+				pp.errs = append(pp.errs, fmt.Errorf("profiling %s: %w", process, err))
+			}
+		})
+	}
 	go func() {
-		defer close(pp.done)
-		pp.paths, pp.err = profiles.CPUSlices(ctx, p.addr, p.dir, fmt.Sprintf("%s-%s", load.Name, sys.Name), profileSlice, pp.stop)
+		wg.Wait()
+		close(pp.done)
 	}()
 	return pp
 }
 
-// wait ends the profiling once the slice under way is saved, and records
-// the slices in res. The last slice runs past the measured window by up
+// wait ends the profiling once the slices under way are saved, and
+// records them in res. The last slice runs past the measured window by up
 // to profileSlice.
 func (pp *phaseProfile) wait(res *PhaseResult) error {
 	if pp == nil {
@@ -49,9 +76,53 @@ func (pp *phaseProfile) wait(res *PhaseResult) error {
 	}
 	close(pp.stop)
 	<-pp.done
-	if pp.err != nil {
-		return fmt.Errorf("profiling Courier: %w", pp.err)
+	if err := errors.Join(pp.errs...); err != nil {
+		return err
 	}
+	slices.Sort(pp.paths)
 	res.Profiles = pp.paths
+	return nil
+}
+
+// servePprofFromKueue has the manager's Kueue serve pprof at addr: its
+// Configuration gains pprofBindAddress, and it is restarted, by PID, with
+// the binary it runs now. Every later restart keeps the Configuration.
+func servePprofFromKueue(ctx context.Context, env *localcluster.Env, addr string) error {
+	state, err := localcluster.LoadState(env.Dir)
+	if err != nil {
+		return err
+	}
+	var config string
+	for _, p := range state.Processes {
+		if p.Name != localcluster.KueueProcess {
+			continue
+		}
+		for i, a := range p.Args {
+			if a == "--config" && i+1 < len(p.Args) {
+				config = p.Args[i+1]
+			}
+		}
+	}
+	if config == "" {
+		return fmt.Errorf("finding the manager Kueue's Configuration in %s's state", env.Dir)
+	}
+	f, err := os.OpenFile(config, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		return fmt.Errorf("opening the manager Kueue's Configuration: %w", err)
+	}
+	if _, err := fmt.Fprintf(f, "pprofBindAddress: %q\n", addr); err != nil {
+		_ = f.Close()
+		return fmt.Errorf("adding pprof to the manager Kueue's Configuration: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("adding pprof to the manager Kueue's Configuration: %w", err)
+	}
+	binary, err := env.KueueBinary()
+	if err != nil {
+		return err
+	}
+	if _, err := env.RestartManagerKueue(ctx, binary); err != nil {
+		return fmt.Errorf("restarting the manager's Kueue with pprof: %w", err)
+	}
 	return nil
 }

@@ -7,8 +7,8 @@ import (
 	"github.com/courierdev/courier/tools/benchreport"
 )
 
-// PhaseResult is one system under one load, as written to the comparison
-// JSON.
+// PhaseResult is one system under one load in one repeat, as written to
+// the comparison JSON.
 type PhaseResult struct {
 	System      string    `json:"system"`
 	SystemLabel string    `json:"systemLabel"`
@@ -18,54 +18,81 @@ type PhaseResult struct {
 	Jobs        int       `json:"jobs"`
 	Rate        float64   `json:"rate,omitempty"`
 	Run         string    `json:"run"`
+	Repeat      int       `json:"repeat"`
 	Started     time.Time `json:"started"`
 	// SubmitSeconds is from the first submission to the last.
 	SubmitSeconds float64 `json:"submitSeconds"`
-	// Throughput is the workloads whose check turned Ready over the time
-	// from the first quota reserved to the last check Ready.
+	// Throughput is the jobs complete on the manager over the time from
+	// the first submission to the last complete.
 	Throughput        float64 `json:"throughput"`
 	ThroughputSeconds float64 `json:"throughputSeconds"`
+	// ReadyThroughput is the workloads whose check turned Ready over the
+	// time from the first quota reserved to the last check Ready.
+	ReadyThroughput float64 `json:"readyThroughput"`
+	// What a user sees, from the job's submission (the create sent to the
+	// manager): to its Workload's check Ready on the manager; to a copy of
+	// the job running on a worker (seen there unsuspended); to the manager
+	// job Complete (or Failed).
+	SubmitToReady    benchreport.Percentiles `json:"submitToReady"`
+	SubmitToRunning  benchreport.Percentiles `json:"submitToRunning"`
+	SubmitToComplete benchreport.Percentiles `json:"submitToComplete"`
 	// QuotaToReady is from quota reserved to the check Ready on the
-	// manager; ReadyToComplete from the check Ready to the manager job
-	// Complete (or Failed).
-	QuotaToReady    benchreport.Percentiles `json:"quotaToReady"`
-	ReadyToComplete benchreport.Percentiles `json:"readyToComplete"`
-	// QuotaToWorkerQuota and QuotaToJobOnWorker are the steps within
+	// manager: the dispatcher's own share, after the manager's queueing.
+	QuotaToReady benchreport.Percentiles `json:"quotaToReady"`
+	// QuotaToWorkerQuota and QuotaToJobOnWorker are steps within
 	// QuotaToReady, from quota reserved on the manager: to a worker's
 	// Kueue first seen reserving quota for a copy of the Workload, and to
-	// the job's copy first seen on a worker. What follows the second is
-	// the dispatcher's own writes up to the check Ready.
+	// the job's copy first seen on a worker.
 	QuotaToWorkerQuota benchreport.Percentiles `json:"quotaToWorkerQuota"`
 	QuotaToJobOnWorker benchreport.Percentiles `json:"quotaToJobOnWorker"`
 	Finished           map[string]int          `json:"finished"`
 	// Unfinished names the jobs whose Workload was not Finished when the
 	// phase's time limit ran out: too slow to judge, not a broken
 	// invariant; a warning of the phase says so.
-	Unfinished []string       `json:"unfinished,omitempty"`
-	Invariants Invariants     `json:"invariants"`
-	Requests   WorkerRequests `json:"requests"`
+	Unfinished []string   `json:"unfinished,omitempty"`
+	Invariants Invariants `json:"invariants"`
+	// Sides are the manager side's and the worker side's CPU and memory
+	// (sideProcesses).
+	Sides map[string]SideCost `json:"sides"`
+	// Dispatcher is the dispatcher's process alone: Courier, or the
+	// manager's Kueue for MultiKueue.
 	Dispatcher DispatcherCost `json:"dispatcher"`
+	// IdleCourier is the Courier process through MultiKueue's phases.
+	IdleCourier *DispatcherCost `json:"idleCourier,omitempty"`
+	// ManagerRequests are every identity's requests to the manager's API
+	// server; WorkerRequests the dispatcher identity's to the workers'
+	// (and the watches of every identity there, which share the watch
+	// events).
+	ManagerRequests SideRequests `json:"managerRequests"`
+	WorkerRequests  SideRequests `json:"workerRequests"`
 	// CPU is every process of the stack, largest first.
 	CPU []benchreport.ProcessCPU `json:"cpu"`
 	// MachineBusy is the share of the machine's CPU busy during the
-	// phase, this stack or not: another load on the machine shows here.
-	MachineBusy float64 `json:"machineBusy"`
+	// phase; OutsideStack the part of it no process of the stack used:
+	// another load on the machine.
+	MachineBusy  float64     `json:"machineBusy"`
+	OutsideStack float64     `json:"outsideStack"`
+	LoadAverage  LoadAverage `json:"loadAverage"`
 	// WindowSeconds is the phase's measured window: from before the
 	// first submission until its jobs drained.
 	WindowSeconds float64 `json:"windowSeconds"`
-	// Samples are per job, for the plots: seconds from quota reserved to
-	// check Ready, and of each check Ready after the first quota reserved.
-	Samples Samples `json:"samples"`
-	// Profiles are the dispatcher's CPU profiles over the phase, in slices
-	// that `go tool pprof` merges; Courier's only.
+	// PassesPerWorkload are Courier's dispatch passes per workload.
+	PassesPerWorkload float64 `json:"passesPerWorkload,omitempty"`
+	Samples           Samples `json:"samples"`
+	// Profiles are the CPU profiles of Courier and the manager's Kueue
+	// over the phase, in slices that `go tool pprof` merges.
 	Profiles []string `json:"profiles,omitempty"`
 	Warnings []string `json:"warnings,omitempty"`
 }
 
-// Samples are the raw per-job times behind the percentiles.
+// Samples are the raw per-job times behind the percentiles, in seconds,
+// sorted: for the plots.
 type Samples struct {
-	QuotaToReady []float64 `json:"quotaToReady"`
-	ReadyAt      []float64 `json:"readyAt"`
+	SubmitToReady    []float64 `json:"submitToReady"`
+	SubmitToComplete []float64 `json:"submitToComplete"`
+	QuotaToReady     []float64 `json:"quotaToReady"`
+	// CompleteAt is each job's completion after the first submission.
+	CompleteAt []float64 `json:"completeAt"`
 }
 
 // Invariants name the jobs that broke one.
@@ -85,36 +112,28 @@ func (i Invariants) Broken() int {
 	return len(i.FinishedNeverReady) + len(i.FinalStatusMissing) + len(i.OnTwoWorkers)
 }
 
-// DispatcherCost is the dispatcher process's CPU and memory during the
-// phase. For MultiKueue it is the whole manager Kueue process, which
-// admits the workloads too.
+// DispatcherCost is one process's CPU and memory during the phase.
 type DispatcherCost struct {
 	Process          string  `json:"process"`
 	Note             string  `json:"note,omitempty"`
 	CPUSeconds       float64 `json:"cpuSeconds"`
 	CPUMsPerWorkload float64 `json:"cpuMsPerWorkload"`
 	PeakRSSMiB       float64 `json:"peakRSSMiB"`
-	// PassesPerWorkload are Courier's dispatch passes (reconciles) per
-	// workload; less noisy than the CPU from run to run. Courier only.
-	PassesPerWorkload float64 `json:"passesPerWorkload,omitempty"`
 }
 
 // summarizeJobs fills the timings and invariants of res from the jobs'
 // records, names in the same order.
 func summarizeJobs(res *PhaseResult, names []string, jobs []phaseJob) {
-	var firstSubmit, lastSubmit, firstQuota, lastReady time.Time
-	var toReady, toComplete, toWorkerQuota, toJobOnWorker []time.Duration
+	var firstSubmit, lastSubmit, firstQuota, lastReady, lastFinal time.Time
+	var toReady, toRunning, toComplete, quotaToReady, toWorkerQuota, toJobOnWorker []time.Duration
 	res.Finished = map[string]int{}
 	inv := Invariants{FinishedNeverReady: []string{}, FinalStatusMissing: []string{}, OnTwoWorkers: []string{}}
 	for _, j := range jobs {
-		if !j.quotaReserved.IsZero() && (firstQuota.IsZero() || j.quotaReserved.Before(firstQuota)) {
-			firstQuota = j.quotaReserved
-		}
-		if firstSubmit.IsZero() || j.submitted.Before(firstSubmit) {
-			firstSubmit = j.submitted
-		}
+		firstQuota = earlier(firstQuota, j.quotaReserved)
+		firstSubmit = earlier(firstSubmit, j.submitted)
 		lastSubmit = later(lastSubmit, j.submitted)
 	}
+	readies := 0
 	for i, j := range jobs {
 		name := names[i]
 		if !j.finished.IsZero() {
@@ -124,16 +143,22 @@ func summarizeJobs(res *PhaseResult, names []string, jobs []phaseJob) {
 			toWorkerQuota = appendStep(toWorkerQuota, j.quotaReserved, j.workerQuota)
 			toJobOnWorker = appendStep(toJobOnWorker, j.quotaReserved, j.onWorker)
 		}
-		if !j.checkReady.IsZero() {
-			lastReady = later(lastReady, j.checkReady)
-			res.Samples.ReadyAt = append(res.Samples.ReadyAt, j.checkReady.Sub(firstQuota).Seconds())
-			if !j.quotaReserved.IsZero() {
-				d := j.checkReady.Sub(j.quotaReserved)
-				toReady = append(toReady, d)
-				res.Samples.QuotaToReady = append(res.Samples.QuotaToReady, d.Seconds())
+		if !j.submitted.IsZero() {
+			toReady = appendStep(toReady, j.submitted, j.checkReady)
+			toRunning = appendStep(toRunning, j.submitted, j.running)
+			toComplete = appendStep(toComplete, j.submitted, j.final)
+		}
+		if !j.final.IsZero() {
+			lastFinal = later(lastFinal, j.final)
+			if !firstSubmit.IsZero() {
+				res.Samples.CompleteAt = append(res.Samples.CompleteAt, j.final.Sub(firstSubmit).Seconds())
 			}
-			if !j.final.IsZero() {
-				toComplete = append(toComplete, max(j.final.Sub(j.checkReady), 0))
+		}
+		if !j.checkReady.IsZero() {
+			readies++
+			lastReady = later(lastReady, j.checkReady)
+			if !j.quotaReserved.IsZero() {
+				quotaToReady = appendStep(quotaToReady, j.quotaReserved, j.checkReady)
 			}
 		} else if !j.finished.IsZero() {
 			inv.FinishedNeverReady = append(inv.FinishedNeverReady, name)
@@ -148,18 +173,35 @@ func summarizeJobs(res *PhaseResult, names []string, jobs []phaseJob) {
 			inv.OnTwoWorkers = append(inv.OnTwoWorkers, name)
 		}
 	}
-	slices.Sort(res.Samples.QuotaToReady)
-	slices.Sort(res.Samples.ReadyAt)
 	res.Invariants = inv
 	res.SubmitSeconds = lastSubmit.Sub(firstSubmit).Seconds()
-	if !firstQuota.IsZero() && lastReady.After(firstQuota) {
-		res.ThroughputSeconds = lastReady.Sub(firstQuota).Seconds()
-		res.Throughput = float64(len(toReady)) / res.ThroughputSeconds
+	if !firstSubmit.IsZero() && lastFinal.After(firstSubmit) {
+		res.ThroughputSeconds = lastFinal.Sub(firstSubmit).Seconds()
+		res.Throughput = float64(len(res.Samples.CompleteAt)) / res.ThroughputSeconds
 	}
-	res.QuotaToReady = benchreport.PercentilesOf(toReady)
-	res.ReadyToComplete = benchreport.PercentilesOf(toComplete)
+	if !firstQuota.IsZero() && lastReady.After(firstQuota) {
+		res.ReadyThroughput = float64(readies) / lastReady.Sub(firstQuota).Seconds()
+	}
+	res.SubmitToReady = benchreport.PercentilesOf(toReady)
+	res.SubmitToRunning = benchreport.PercentilesOf(toRunning)
+	res.SubmitToComplete = benchreport.PercentilesOf(toComplete)
+	res.QuotaToReady = benchreport.PercentilesOf(quotaToReady)
 	res.QuotaToWorkerQuota = benchreport.PercentilesOf(toWorkerQuota)
 	res.QuotaToJobOnWorker = benchreport.PercentilesOf(toJobOnWorker)
+	res.Samples.SubmitToReady = seconds(toReady)
+	res.Samples.SubmitToComplete = seconds(toComplete)
+	res.Samples.QuotaToReady = seconds(quotaToReady)
+	slices.Sort(res.Samples.CompleteAt)
+}
+
+// seconds are the durations in seconds, sorted.
+func seconds(ds []time.Duration) []float64 {
+	out := make([]float64, len(ds))
+	for i, d := range ds {
+		out[i] = d.Seconds()
+	}
+	slices.Sort(out)
+	return out
 }
 
 // appendStep appends the time from from to to, if to was seen. Informers
@@ -170,4 +212,12 @@ func appendStep(steps []time.Duration, from, to time.Time) []time.Duration {
 		return steps
 	}
 	return append(steps, max(to.Sub(from), 0))
+}
+
+// earlier is the earlier of two times, a zero one not counting.
+func earlier(a, b time.Time) time.Time {
+	if a.IsZero() || (!b.IsZero() && b.Before(a)) {
+		return b
+	}
+	return a
 }

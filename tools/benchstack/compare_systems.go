@@ -37,7 +37,15 @@ const (
 	SystemMultiKueueQPS = "multikueue-qps"
 )
 
-// PatchedKueue is the binary tools/hack/build-kueue-multikueue-qps.sh builds.
+// PatchedKueue is the binary tools/hack/build-kueue-multikueue-qps.sh
+// builds: Kueue v0.19.1 whose MultiKueue clients of the workers run at
+// 1,000 QPS and burst 1,000, where v0.19.1 leaves them at client-go's 5
+// and 10 per resource. Its own client of the manager keeps v0.19.1's
+// clientConnection default, 300 QPS and burst 500; kueue#15206 raised that
+// default to 1,000 after v0.19.1, and kueue#15280 let the worker clients
+// take clientConnection's limits behind a feature gate. The harness
+// reports Kueue's busiest second of requests to the manager, to show
+// whether its 300 QPS bound anything.
 const PatchedKueue = "kueue-v0.19.1-multikueue-qps1000"
 
 // Systems lists every system by name.
@@ -47,7 +55,7 @@ var Systems = map[string]System{
 	SystemMultiKueue: {Name: SystemMultiKueue, Label: "MultiKueue v0.19.1", Check: localcluster.MultiKueueCheckName,
 		Kueue: "kueue", Process: localcluster.KueueProcess, Program: "kueue",
 		Note: "the whole manager Kueue process, which also admits the workloads"},
-	SystemMultiKueueQPS: {Name: SystemMultiKueueQPS, Label: "MultiKueue v0.19.1 + worker QPS 1000 (kueue#15206)", Check: localcluster.MultiKueueCheckName,
+	SystemMultiKueueQPS: {Name: SystemMultiKueueQPS, Label: "MultiKueue v0.19.1 + worker clients at 1,000 QPS", Check: localcluster.MultiKueueCheckName,
 		Kueue: PatchedKueue, Process: localcluster.KueueProcess, Program: "kueue",
 		Note: "the whole manager Kueue process, which also admits the workloads"},
 }

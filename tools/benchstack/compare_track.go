@@ -36,6 +36,9 @@ type phaseJob struct {
 	// between quota reserved on the manager and the check Ready.
 	workerQuota time.Time
 	onWorker    time.Time
+	// running is when a copy of the job was first seen on a worker
+	// unsuspended: the worker's Kueue admitted it and its pods are made.
+	running time.Time
 	// copies are the job's copies seen on each worker, by UID: true once
 	// deleted.
 	copies map[string]map[types.UID]bool
@@ -136,6 +139,17 @@ func isFinal(obj client.Object) bool {
 	return false
 }
 
+// isSuspended tells a TrainJob or batch Job held by its queue.
+func isSuspended(obj client.Object) bool {
+	switch o := obj.(type) {
+	case *trainer.TrainJob:
+		return o.Spec.Suspend != nil && *o.Spec.Suspend
+	case *batchv1.Job:
+		return o.Spec.Suspend != nil && *o.Spec.Suspend
+	}
+	return false
+}
+
 // workerWorkload records the first quota a worker's Kueue reserved for a
 // copy of one of the phase's Workloads. Both dispatchers keep the
 // Workload's name.
@@ -165,6 +179,9 @@ func (t *phaseTracker) workerJob(worker string, obj client.Object, deleted bool,
 	j := t.job(obj.GetName())
 	if !deleted {
 		setOnce(&j.onWorker, at)
+		if !isSuspended(obj) {
+			setOnce(&j.running, at)
+		}
 	}
 	if j.copies[worker] == nil {
 		j.copies[worker] = map[types.UID]bool{}
@@ -218,13 +235,19 @@ func (t *phaseTracker) counts(names []string) (finished, final, live int) {
 
 // watchPhase starts informers feeding t until ctx ends: the manager's
 // Workloads and the run's jobs, and the Workloads and jobs on every
-// worker.
-func watchPhase(ctx context.Context, env *localcluster.Env, run labels.Selector, t *phaseTracker) error {
+// worker. Each event they receive is counted in tally, if not nil.
+func watchPhase(ctx context.Context, env *localcluster.Env, run labels.Selector, t *phaseTracker, tally *eventTally) error {
+	count := func(cluster string, obj client.Object) {
+		if tally != nil {
+			tally.seen(cluster, trackedResource(obj), obj)
+		}
+	}
 	err := env.Inform(ctx, env.Manager, map[client.Object]cache.ByObject{
 		&kueue.Workload{}:   {},
 		&trainer.TrainJob{}: {Label: run},
 		&batchv1.Job{}:      {Label: run},
 	}, func(obj client.Object, _ localcluster.Delivery) {
+		count(env.Manager, obj)
 		if wl, ok := obj.(*kueue.Workload); ok {
 			t.managerWorkload(wl, time.Now())
 			return
@@ -237,6 +260,7 @@ func watchPhase(ctx context.Context, env *localcluster.Env, run labels.Selector,
 	for _, w := range env.Workers {
 		err := env.Inform(ctx, w, map[client.Object]cache.ByObject{&kueue.Workload{}: {}, &trainer.TrainJob{}: {}, &batchv1.Job{}: {}},
 			func(obj client.Object, d localcluster.Delivery) {
+				count(w, obj)
 				if wl, ok := obj.(*kueue.Workload); ok {
 					if !d.Gone() {
 						t.workerWorkload(wl, time.Now())
@@ -250,4 +274,18 @@ func watchPhase(ctx context.Context, env *localcluster.Env, run labels.Selector,
 		}
 	}
 	return nil
+}
+
+// trackedResource names the resource of an object the harness watches, as
+// the API servers' watch metrics do.
+func trackedResource(obj client.Object) string {
+	switch obj.(type) {
+	case *kueue.Workload:
+		return resourceKey(kueue.SchemeGroupVersion.Group, "workloads")
+	case *trainer.TrainJob:
+		return resourceKey(trainer.GroupVersion.Group, "trainjobs")
+	case *batchv1.Job:
+		return resourceKey(batchv1.GroupName, "jobs")
+	}
+	return ""
 }

@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
@@ -74,6 +76,47 @@ func TestPhaseTrackerWorkerSteps(t *testing.T) {
 			got := steps{QuotaReserved: j.quotaReserved, WorkerQuota: j.workerQuota, OnWorker: j.onWorker}
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("steps (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestPhaseTrackerRunning(t *testing.T) {
+	t0 := time.Date(2026, 11, 28, 9, 0, 0, 0, time.UTC)
+	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
+	copyOf := func(suspend *bool) *trainer.TrainJob {
+		return &trainer.TrainJob{ObjectMeta: metav1.ObjectMeta{Name: "cmp-x-0000", UID: "u"}, Spec: trainer.TrainJobSpec{Suspend: suspend}}
+	}
+	yes, no := true, false
+	cases := map[string]struct {
+		record      func(*phaseTracker)
+		wantRunning time.Time
+	}{
+		"running once a copy is seen unsuspended, not when it appears suspended": {
+			record: func(tr *phaseTracker) {
+				tr.workerJob("w1", copyOf(&yes), false, at(1))
+				tr.workerJob("w1", copyOf(&no), false, at(2))
+				tr.workerJob("w1", copyOf(&no), false, at(3))
+			},
+			wantRunning: at(2),
+		},
+		"a copy made unsuspended runs at once": {
+			record:      func(tr *phaseTracker) { tr.workerJob("w1", copyOf(nil), false, at(1)) },
+			wantRunning: at(1),
+		},
+		"a deleted copy is not running": {
+			record: func(tr *phaseTracker) {
+				tr.workerJob("w1", copyOf(&yes), false, at(1))
+				tr.workerJob("w1", copyOf(&no), true, at(2))
+			},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			tr := newPhaseTracker("cmp-x-", "courier")
+			tc.record(tr)
+			if got := tr.snapshot([]string{"cmp-x-0000"})[0].running; !got.Equal(tc.wantRunning) {
+				t.Errorf("running at %v, want %v", got, tc.wantRunning)
 			}
 		})
 	}

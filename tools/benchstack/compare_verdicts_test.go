@@ -8,13 +8,18 @@ import (
 	"github.com/courierdev/courier/tools/benchreport"
 )
 
+// summary is one system's medians of the figures the targets read.
+func summary(system string, throughput, completeP95, managerCPU, courierWrites, workerAll, gets, writes, cpu float64, broken int) SystemSummary {
+	st := func(v float64) Stat { return Stat{Median: v, Min: v, Max: v, N: 3} }
+	return SystemSummary{System: system, Label: Systems[system].Label, Repeats: 3, Broken: broken, Figures: map[string]Stat{
+		"throughput": st(throughput), "submitToComplete.p95": st(completeP95), "manager.cpu": st(managerCPU),
+		"courierToManager.writes": st(courierWrites), "toWorkers.all": st(workerAll), "toWorkers.gets": st(gets),
+		"toWorkers.writes": st(writes), "dispatcher.cpu": st(cpu), "submitToReady.p50": st(0.2), "submitToReady.p95": st(0.4),
+		"machine.busy": st(60),
+	}}
+}
+
 func TestCompareVerdicts(t *testing.T) {
-	phase := func(system, load string, jobs int, rate, p95, throughput, requests, cpuMs float64, inv Invariants) PhaseResult {
-		p := PhaseResult{System: system, SystemLabel: Systems[system].Label, Load: load, Jobs: jobs, Rate: rate, Throughput: throughput,
-			QuotaToReady: benchreport.Percentiles{P95: p95}, Invariants: inv, Dispatcher: DispatcherCost{CPUMsPerWorkload: cpuMs}}
-		p.Requests.PerWorkload.ForWorkloads = requests
-		return p
-	}
 	statuses := func(vs []benchreport.Verdict) []string {
 		var out []string
 		for _, v := range vs {
@@ -23,108 +28,116 @@ func TestCompareVerdicts(t *testing.T) {
 		return out
 	}
 	cases := map[string]struct {
-		phases []PhaseResult
-		want   []string
+		loads []LoadSummary
+		want  []string
 	}{
-		"Courier ahead on every target": {
-			phases: []PhaseResult{
-				phase(SystemCourier, "burst-1000", 1000, 0, 5, 4.2, 3, 8, Invariants{}),
-				phase(SystemMultiKueue, "burst-1000", 1000, 0, 74, 1.25, 23, 20, Invariants{}),
-				phase(SystemMultiKueueQPS, "burst-1000", 1000, 0, 26, 2.2, 39, 30, Invariants{}),
-				phase(SystemCourier, "burst-500", 500, 0, 5, 4, 3, 8, Invariants{}),
-				phase(SystemMultiKueueQPS, "burst-500", 500, 0, 5, 4, 3, 8, Invariants{}),
-				phase(SystemCourier, "rate-1", 200, 1, 1, 1, 3, 8, Invariants{}),
-				phase(SystemMultiKueue, "rate-1", 200, 1, 10, 1, 23, 8, Invariants{}),
-				phase(SystemMultiKueueQPS, "rate-1", 200, 1, 6, 1, 23, 8, Invariants{}),
-				func() PhaseResult {
-					p := phase(SystemCourier, "batch-jobs-2000", 2000, 0, 5, 0.1, 3, 8, Invariants{})
-					p.Batch = true
-					return p
-				}(),
+		"Courier ahead on every target, each against the better MultiKueue of that figure": {
+			loads: []LoadSummary{
+				{Load: "burst-1000", Jobs: 1000, Systems: []SystemSummary{
+					summary(SystemCourier, 3.0, 100, 50, 5, 20, 0, 3, 8, 0),
+					// The released MultiKueue has the better p95, the faster
+					// build the better throughput.
+					summary(SystemMultiKueue, 1.2, 150, 100, 0, 40, 20, 6, 100, 0),
+					summary(SystemMultiKueueQPS, 1.9, 300, 90, 0, 60, 30, 6, 110, 0),
+				}},
+				{Load: "burst-500", Jobs: 500, Systems: []SystemSummary{
+					summary(SystemCourier, 3.0, 50, 50, 5, 20, 0, 3, 8, 0),
+					summary(SystemMultiKueueQPS, 2.0, 100, 90, 0, 60, 30, 6, 110, 0),
+				}},
+				{Load: "rate-1", Jobs: 200, Rate: 1, Systems: []SystemSummary{
+					summary(SystemCourier, 1, 2, 50, 5, 20, 0, 3, 8, 0),
+					summary(SystemMultiKueue, 1, 2, 100, 0, 40, 20, 6, 100, 0),
+				}},
+				{Load: "batch-jobs-100", Jobs: 100, Batch: true, Systems: []SystemSummary{summary(SystemCourier, 5, 5, 70, 5, 20, 1, 3, 8, 0)}},
 			},
 			want: []string{
-				"PASS rate-1: Courier's p95 quota reserved → check Ready ≤ 1/5 of the faster MultiKueue's",
-				"PASS burst-1000: Courier's throughput ≥ 1.5× the faster MultiKueue's",
-				"PASS Courier ≤ 4 requests (gets and writes) to the workers per workload",
-				"PASS Courier ≤ 10 ms CPU per workload",
+				"PASS burst-1000: Courier's throughput ≥ 1.5× the better MultiKueue's",
+				"PASS burst-1000: Courier's p95 submission → complete ≤ 0.7× the better MultiKueue's",
+				"PASS burst-1000: manager side CPU per job ≤ 0.6× the better MultiKueue's",
+				"PASS burst-500: manager side CPU per job ≤ 0.6× the better MultiKueue's",
+				"PASS rate-1: manager side CPU per job ≤ 0.6× the better MultiKueue's",
+				"PASS Courier's writes to the manager ≤ 6 per job",
+				"PASS burst-1000: Courier's requests and watch events to the workers fewer than the better MultiKueue's",
+				"PASS burst-500: Courier's requests and watch events to the workers fewer than the better MultiKueue's",
+				"PASS rate-1: Courier's requests and watch events to the workers fewer than the better MultiKueue's",
+				"PASS Courier ≤ 4 gets and writes to the workers per job (issue 12)",
+				"PASS The Courier process ≤ 10 ms CPU per job (issue 12)",
 				"PASS Courier (defaults, BestFit): no invariant broken",
 				"PASS MultiKueue v0.19.1: no invariant broken",
-				"PASS MultiKueue v0.19.1 + worker QPS 1000 (kueue#15206): no invariant broken",
+				"PASS MultiKueue v0.19.1 + worker clients at 1,000 QPS: no invariant broken",
 			},
 		},
-		"the faster MultiKueue is the one compared, and broken invariants fail": {
-			phases: []PhaseResult{
-				phase(SystemCourier, "burst-40", 40, 0, 5, 3, 5, 12, Invariants{OnTwoWorkers: []string{"j"}}),
-				phase(SystemMultiKueue, "burst-40", 40, 0, 20, 1, 23, 20, Invariants{}),
-				phase(SystemMultiKueueQPS, "burst-40", 40, 0, 20, 2.5, 39, 20, Invariants{}),
+		"misses on each target fail, and so does a broken invariant": {
+			loads: []LoadSummary{
+				{Load: "burst-30", Jobs: 30, Systems: []SystemSummary{
+					summary(SystemCourier, 1.4, 80, 70, 6.5, 40, 1.5, 3, 25, 1),
+					summary(SystemMultiKueue, 1.0, 100, 100, 0, 40, 20, 6, 100, 0),
+				}},
 			},
 			want: []string{
-				"SKIP at a steady rate: Courier's p95 ≤ 1/5 of the faster MultiKueue's",
-				"FAIL burst-40: Courier's throughput ≥ 1.5× the faster MultiKueue's",
-				"FAIL Courier ≤ 4 requests (gets and writes) to the workers per workload",
-				"FAIL Courier ≤ 10 ms CPU per workload",
+				"FAIL burst-30: Courier's throughput ≥ 1.5× the better MultiKueue's",
+				"FAIL burst-30: Courier's p95 submission → complete ≤ 0.7× the better MultiKueue's",
+				"FAIL burst-30: manager side CPU per job ≤ 0.6× the better MultiKueue's",
+				"FAIL Courier's writes to the manager ≤ 6 per job",
+				"FAIL burst-30: Courier's requests and watch events to the workers fewer than the better MultiKueue's",
+				"FAIL Courier ≤ 4 gets and writes to the workers per job (issue 12)",
+				"FAIL The Courier process ≤ 10 ms CPU per job (issue 12)",
 				"FAIL Courier (defaults, BestFit): no invariant broken",
 				"PASS MultiKueue v0.19.1: no invariant broken",
-				"PASS MultiKueue v0.19.1 + worker QPS 1000 (kueue#15206): no invariant broken",
 			},
 		},
 		"Courier alone": {
-			phases: []PhaseResult{phase(SystemCourier, "rate-1", 20, 1, 1, 1, 3, 5, Invariants{})},
+			loads: []LoadSummary{{Load: "rate-1", Jobs: 20, Rate: 1, Systems: []SystemSummary{summary(SystemCourier, 1, 1, 50, 5, 20, 0, 3, 8, 0)}}},
 			want: []string{
-				"SKIP rate-1: Courier's p95 quota reserved → check Ready ≤ 1/5 of the faster MultiKueue's",
-				"SKIP at the largest burst: Courier's throughput ≥ 1.5× the faster MultiKueue's",
-				"PASS Courier ≤ 4 requests (gets and writes) to the workers per workload",
-				"PASS Courier ≤ 10 ms CPU per workload",
+				"SKIP at the largest burst: Courier's throughput ≥ 1.5× the better MultiKueue's",
+				"SKIP at the largest burst: Courier's p95 submission → complete ≤ 0.7× the better MultiKueue's",
+				"SKIP rate-1: manager side CPU per job ≤ 0.6× the better MultiKueue's",
+				"PASS Courier's writes to the manager ≤ 6 per job",
+				"SKIP rate-1: Courier's requests and watch events to the workers fewer than the better MultiKueue's",
+				"PASS Courier ≤ 4 gets and writes to the workers per job (issue 12)",
+				"PASS The Courier process ≤ 10 ms CPU per job (issue 12)",
 				"PASS Courier (defaults, BestFit): no invariant broken",
 			},
 		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			if diff := cmp.Diff(tc.want, statuses(compareVerdicts(tc.phases))); diff != "" {
+			if diff := cmp.Diff(tc.want, statuses(compareVerdicts(tc.loads))); diff != "" {
 				t.Errorf("verdicts (-want +got):\n%s", diff)
 			}
 		})
 	}
 }
 
-func TestInvariantVerdictsTellUnfinishedFromBroken(t *testing.T) {
-	cases := map[string]struct {
-		phase PhaseResult
-		want  benchreport.Verdict
-	}{
-		"jobs not finished in time are named apart": {
-			phase: PhaseResult{System: SystemMultiKueue, Load: "burst-1000", Jobs: 1000, Unfinished: []string{"a", "b"}},
-			want: benchreport.Verdict{Status: "PASS", Target: "MultiKueue v0.19.1: no invariant broken",
-				Detail: "none broken (of the jobs that finished; burst-1000: 2 not Finished within the time limit)"},
-		},
-		"a finished job without its final status breaks one": {
-			phase: PhaseResult{System: SystemMultiKueue, Load: "burst-1000", Jobs: 1000, Unfinished: []string{"a"},
-				Invariants: Invariants{FinalStatusMissing: []string{"b"}}},
-			want: benchreport.Verdict{Status: "FAIL", Target: "MultiKueue v0.19.1: no invariant broken",
-				Detail: "burst-1000: 0 finished never Ready, 1 without final status, 0 on two workers (of the jobs that finished; burst-1000: 1 not Finished within the time limit)"},
-		},
+func TestVersusMultiKueueDetail(t *testing.T) {
+	l := LoadSummary{Load: "burst-1000", Jobs: 1000, Systems: []SystemSummary{
+		summary(SystemCourier, 3.0, 100, 50, 5, 20, 0, 3, 8, 0),
+		summary(SystemMultiKueue, 1.2, 150, 100, 0, 40, 20, 6, 100, 0),
+		summary(SystemMultiKueueQPS, 1.9, 300, 90, 0, 60, 30, 6, 110, 0),
+	}}
+	got := []benchreport.Verdict{
+		versusMultiKueue(l, "throughput", true, 1.5, "throughput", "%.2f/s"),
+		versusMultiKueue(l, "submitToComplete.p95", false, 0.7, "p95", "%.1f s"),
 	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			verdicts := compareVerdicts([]PhaseResult{tc.phase})
-			if diff := cmp.Diff(tc.want, verdicts[len(verdicts)-1]); diff != "" {
-				t.Errorf("invariants verdict (-want +got):\n%s", diff)
-			}
-		})
+	want := []benchreport.Verdict{
+		{Status: "PASS", Target: "throughput", Detail: "Courier 3.00/s, MultiKueue v0.19.1 + worker clients at 1,000 QPS 1.90/s (medians of 3 and 3)"},
+		{Status: "PASS", Target: "p95", Detail: "Courier 100.0 s, MultiKueue v0.19.1 150.0 s (medians of 3 and 3)"},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("verdicts (-want +got):\n%s", diff)
 	}
 }
 
-// The target holds below saturation; the verdict says how busy the machine
-// was, so that a rate at saturation is read as such.
-func TestLatencyVerdictSaysHowBusyTheMachineWas(t *testing.T) {
-	courierPhase := PhaseResult{System: SystemCourier, Load: "rate-0.5", Jobs: 60, Rate: 0.5, MachineBusy: 0.54,
-		QuotaToReady: benchreport.Percentiles{P95: 0.24}}
-	mk := PhaseResult{System: SystemMultiKueueQPS, SystemLabel: Systems[SystemMultiKueueQPS].Label, Load: "rate-0.5", Jobs: 60, Rate: 0.5,
-		MachineBusy: 0.5, QuotaToReady: benchreport.Percentiles{P95: 0.24}}
-	want := benchreport.Verdict{Status: "FAIL", Target: "rate-0.5: Courier's p95 quota reserved → check Ready ≤ 1/5 of the faster MultiKueue's",
-		Detail: "Courier 0.24 s, MultiKueue v0.19.1 + worker QPS 1000 (kueue#15206) 0.24 s; the machine 54% and 50% busy"}
-	if diff := cmp.Diff(want, compareVerdicts([]PhaseResult{courierPhase, mk})[0]); diff != "" {
-		t.Errorf("latency verdict (-want +got):\n%s", diff)
+func TestBelowSaturation(t *testing.T) {
+	loads := []LoadSummary{
+		{Load: "burst-500", Jobs: 500, Systems: []SystemSummary{summary(SystemCourier, 1, 1, 1, 1, 1, 1, 1, 1, 0)}},
+		{Load: "rate-1", Jobs: 200, Rate: 1, Systems: []SystemSummary{
+			summary(SystemCourier, 1, 1, 1, 1, 1, 1, 1, 1, 0),
+			summary(SystemMultiKueue, 1, 1, 1, 1, 1, 1, 1, 1, 0),
+		}},
+	}
+	want := []string{"rate-1: submission → check Ready p50 / p95, medians: Courier (defaults, BestFit) 0.20 / 0.40 s (machine 60% busy); MultiKueue v0.19.1 0.20 / 0.40 s (machine 60% busy)"}
+	if diff := cmp.Diff(want, belowSaturation(loads)); diff != "" {
+		t.Errorf("below saturation (-want +got):\n%s", diff)
 	}
 }

@@ -27,7 +27,7 @@ func warmUp(ctx context.Context, env *localcluster.Env, sys System, mgr client.C
 	t := newPhaseTracker(prefix, sys.Check)
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	if err := watchPhase(wctx, env, labels.SelectorFromSet(labels.Set{runLabel: run}), t); err != nil {
+	if err := watchPhase(wctx, env, labels.SelectorFromSet(labels.Set{runLabel: run}), t, nil); err != nil {
 		return err
 	}
 	if err := create(ctx, mgr, benchJob(names[0], run).Obj()); err != nil {

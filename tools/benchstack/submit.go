@@ -39,7 +39,8 @@ func benchJob(name, run string) *trainertesting.TrainJobWrapper {
 
 // submit creates the named jobs on the manager, built by build, at rate
 // per second, on a fixed schedule from the first, so that a slow create
-// does not slow the arrivals that follow; it reports each submission.
+// does not slow the arrivals that follow; it reports each submission, at
+// the time its create was sent.
 func submit(ctx context.Context, c client.Client, names []string, rate float64, build func(name string) client.Object, submitted func(name string, at time.Time)) error {
 	start := time.Now()
 	for i, name := range names {
@@ -49,10 +50,11 @@ func submit(ctx context.Context, c client.Client, names []string, rate float64, 
 		case <-ctx.Done():
 			return fmt.Errorf("submitting job %d of %d: %w", i+1, len(names), ctx.Err())
 		}
+		sent := time.Now()
 		if err := create(ctx, c, build(name)); err != nil {
 			return err
 		}
-		submitted(name, time.Now())
+		submitted(name, sent)
 	}
 	return nil
 }

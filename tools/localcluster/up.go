@@ -26,9 +26,10 @@ type Options struct {
 	Workers int
 	// GPUNodes and GPUsPerNode size each worker's simulated nodes.
 	GPUNodes, GPUsPerNode int
-	// AuditWorkers has the workers' API servers log WorkerUser's requests
-	// (AuditLog), for benchmarks that count them.
-	AuditWorkers bool
+	// Audit has the API servers log requests (AuditLog), for benchmarks
+	// that count them: the manager's every request, the workers'
+	// WorkerUser's and every identity's watches.
+	Audit bool
 	// CourierLogLevel is Courier's log verbosity; the e2e suite runs at 4,
 	// so that a failure's logs hold every plan, the soak at 2. Set, the log
 	// has nanosecond times, to be read beside the tests' own.
@@ -117,8 +118,8 @@ func Up(ctx context.Context, opts Options, logf func(string, ...any)) (env *Env,
 	for _, name := range clusters {
 		logf("Starting cluster %s", name)
 		args := []string{"--config", stages}
-		if opts.AuditWorkers && name != env.Manager {
-			policy, err := writeAuditPolicy(opts.Dir)
+		if opts.Audit {
+			policy, err := writeAuditPolicy(opts.Dir, name == env.Manager)
 			if err != nil {
 				return nil, err
 			}

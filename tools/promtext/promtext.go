@@ -22,13 +22,19 @@ const scrapeTimeout = 10 * time.Second
 
 // Scrape reads and parses the exposition at url.
 func Scrape(ctx context.Context, url string) (Families, error) {
+	return ScrapeWith(ctx, http.DefaultClient, url)
+}
+
+// ScrapeWith reads and parses the exposition at url through hc: an API
+// server's /metrics needs the client's credentials.
+func ScrapeWith(ctx context.Context, hc *http.Client, url string) (Families, error) {
 	ctx, cancel := context.WithTimeout(ctx, scrapeTimeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return nil, fmt.Errorf("scraping %s: %w", url, err)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := hc.Do(req)
 	if err != nil {
 		return nil, fmt.Errorf("scraping %s: %w", url, err)
 	}

@@ -16,37 +16,42 @@ import (
 // local clusters (make bench).
 func runCompare(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("compare", flag.ContinueOnError)
-	smoke := fs.Bool("smoke", false, "A run of a few minutes to check the harness: --bursts 40 --rates 1 --rate-jobs 20 --batch-jobs 20 --timeout 10m, unless those are given too.")
+	smoke := fs.Bool("smoke", false, "A short run to check the harness, about 5 minutes a repeat on this machine: --bursts 30 --rates 1 --rate-jobs 15 --batch-jobs 10 --timeout 10m, unless those are given too.")
 	dir := fs.String("dir", "_output/bench-compare", "Folder of the environment the comparison brings up and down: kubeconfigs, logs, state.")
 	bin := fs.String("bin", "bin", "Folder of the binaries of `make e2e-binaries build` and tools/hack/build-kueue-multikueue-qps.sh.")
 	out := fs.String("out", "_output/bench-compare-results", "Folder for the comparison's JSON and PNGs.")
 	workers := fs.Int("workers", 2, "Identical worker clusters of 2x8 GPUs.")
 	bursts := fs.String("bursts", "500,1000", "Comma-separated burst sizes: TrainJobs submitted at once; empty for none.")
-	rates := fs.String("rates", "0.5,1,2", "Comma-separated steady rates, TrainJobs per second; empty for none. The machine here is about half busy at 0.5/s, near saturation at 1/s and past it at 2/s.")
+	rates := fs.String("rates", "1", "Comma-separated steady rates, TrainJobs per second; empty for none. The machine here is about half busy at 0.5/s, near saturation at 1/s and past it at 2/s.")
 	rateJobs := fs.Int("rate-jobs", 200, "TrainJobs submitted at each steady rate.")
-	batchJobs := fs.Int("batch-jobs", 500, "A burst of batch Jobs through Courier's external framework, for Courier only; 0 for none.")
-	systems := fs.String("systems", strings.Join(benchstack.SystemOrder, ","), "Comma-separated systems to run under each load, in this order: "+strings.Join(benchstack.SystemOrder, ", ")+".")
+	batchJobs := fs.Int("batch-jobs", 0, "A burst of batch Jobs through Courier's external framework, for Courier only; 0 for none.")
+	systems := fs.String("systems", strings.Join(benchstack.SystemOrder, ","), "Comma-separated systems to run under each load; repeat N runs them in this order rotated by N-1: "+strings.Join(benchstack.SystemOrder, ", ")+".")
+	repeats := fs.Int("repeats", 3, "How many times every load runs through every system; the figures are the medians, with the least and greatest.")
 	runFor := fs.Duration("run-for", 0, "How long each job's pods run on the simulated nodes; 0 completes them at once.")
 	timeout := fs.Duration("timeout", 30*time.Minute, "Time limit of each phase, from its first submission.")
-	profile := fs.Bool("profile", true, "Save Courier's CPU profiles of each of its phases, in 10 s slices, under --dir; `go tool pprof -top bin/courier FILES` merges them.")
+	profile := fs.Bool("profile", false, "Save CPU profiles of Courier and the manager's Kueue over every phase of every system, in 10 s slices, under --dir; `go tool pprof -top bin/courier FILES` merges them. On or off for every system alike.")
 	keep := fs.Bool("keep", false, "Leave the environment up at the end; bin/courier-local down --dir DIR stops it.")
+	tabulate := fs.String("tabulate", "", "Run nothing: write the summary, table and plots of this comparison JSON again, beside it, from the phases it holds (of a run stopped early, say).")
 	if help, err := parse(fs, args); help || err != nil {
 		return err
+	}
+	if *tabulate != "" {
+		return benchstack.Tabulate(*tabulate, os.Stdout)
 	}
 	if *smoke {
 		set := map[string]bool{}
 		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 		if !set["bursts"] {
-			*bursts = "40"
+			*bursts = "30"
 		}
 		if !set["rates"] {
 			*rates = "1"
 		}
 		if !set["rate-jobs"] {
-			*rateJobs = 20
+			*rateJobs = 15
 		}
 		if !set["batch-jobs"] {
-			*batchJobs = 20
+			*batchJobs = 10
 		}
 		if !set["timeout"] {
 			*timeout = 10 * time.Minute
@@ -75,6 +80,7 @@ func runCompare(ctx context.Context, args []string) error {
 		RateJobs:  *rateJobs,
 		BatchJobs: *batchJobs,
 		Systems:   ss,
+		Repeats:   *repeats,
 		RunFor:    *runFor,
 		Timeout:   *timeout,
 		Keep:      *keep,
