@@ -2,6 +2,8 @@
 package batch
 
 import (
+	"strings"
+
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -47,13 +49,20 @@ func (w *JobWrapper) ManagedBy(v string) *JobWrapper {
 // CPU sets the container's CPU request.
 func (w *JobWrapper) CPU(q string) *JobWrapper { return w.Request(corev1.ResourceCPU, q) }
 
-// Request sets the container's request of one resource.
+// Request sets the container's request of one resource, and its limit
+// too for an extended resource, which the API server requires.
 func (w *JobWrapper) Request(res corev1.ResourceName, q string) *JobWrapper {
 	c := &w.Spec.Template.Spec.Containers[0]
 	if c.Resources.Requests == nil {
 		c.Resources.Requests = corev1.ResourceList{}
 	}
 	c.Resources.Requests[res] = resource.MustParse(q)
+	if strings.Contains(string(res), "/") {
+		if c.Resources.Limits == nil {
+			c.Resources.Limits = corev1.ResourceList{}
+		}
+		c.Resources.Limits[res] = resource.MustParse(q)
+	}
 	return w
 }
 
