@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -150,10 +151,30 @@ func evictedOn(ctx context.Context, g Gomega, w cluster, ns, reason string) []st
 	return out
 }
 
+// releasePods lifts holdGate from the pods in ns on worker w, once there
+// are some.
+func releasePods(ctx context.Context, w cluster, ns string) {
+	GinkgoHelper()
+	Eventually(func(g Gomega) {
+		pods := &corev1.PodList{}
+		g.Expect(w.client.List(ctx, pods, client.InNamespace(ns))).To(Succeed())
+		g.Expect(pods.Items).NotTo(BeEmpty(), "pods in %s on %s", ns, w.name)
+		for i := range pods.Items {
+			pod := &pods.Items[i]
+			if slices.ContainsFunc(pod.Spec.SchedulingGates, func(gate corev1.PodSchedulingGate) bool { return gate.Name == holdGate }) {
+				pod.Spec.SchedulingGates = slices.DeleteFunc(pod.Spec.SchedulingGates, func(gate corev1.PodSchedulingGate) bool { return gate.Name == holdGate })
+				g.Expect(w.client.Update(ctx, pod)).To(Succeed())
+			}
+		}
+	}).Should(Succeed())
+}
+
 var _ = Describe("Preemption across workers, with real Kueue", func() {
 	It("moves a TrainJob its worker's Kueue preempts for a local job of higher priority, and runs it to its end once, elsewhere", func(ctx context.Context) {
 		ns := preemptionQueues(ctx, 4, 1, 1)
-		tj := prioritised("bumped", ns, lowPriority).RunFor("example.com/user", 45*time.Second).Obj()
+		// Its pods wait at a gate the spec lifts once the job has moved, so
+		// that it runs nowhere before, on kind's busybox pods as on kwok's.
+		tj := prioritised("bumped", ns, lowPriority).HoldPods("example.com/scheduler").RunFor("example.com/user", 5*time.Second).Obj()
 		Expect(manager.client.Create(ctx, tj)).To(Succeed())
 		wl := workloadOf(ctx, tj)
 		first := dispatchedTo(ctx, wl)
@@ -180,7 +201,8 @@ var _ = Describe("Preemption across workers, with real Kueue", func() {
 			g.Expect(evictedOn(ctx, g, first, ns, "Preempted")).To(BeEmpty(), "the preempted copy is removed from %s", first.name)
 		}).Should(Succeed())
 
-		By("finishing it on the other worker, its final status mirrored")
+		By("finishing it on the other worker once its pods may run, its final status mirrored")
+		releasePods(ctx, second, ns)
 		Eventually(func(g Gomega) {
 			expectFinished(ctx, g, wl, kueue.WorkloadFinishedReasonSucceeded)
 			got := &trainer.TrainJob{}
