@@ -57,7 +57,7 @@ REVISION := $(shell git rev-parse HEAD 2>/dev/null)$(shell git diff --quiet HEAD
 VERSION_PKG := github.com/courierdev/courier/pkg/version
 GO_LDFLAGS := -X $(VERSION_PKG).version=$(VERSION) -X $(VERSION_PKG).revision=$(REVISION)
 GO_TEST_FLAGS ?=
-# test/manifests renders the chart and config/ with bin/helm and
+# test/manifests renders the charts and config/ with bin/helm and
 # bin/kustomize, and dry-runs them against kube-apiserver.
 INTEGRATION_PACKAGES := ./test/integration/... ./test/manifests/...
 # test/release checks what `make release` wrote; alone it builds a release
@@ -153,7 +153,7 @@ IMAGE_REPOSITORY ?= courier
 export IMAGE_REPOSITORY
 
 .PHONY: release
-release: $(BIN)/helm $(BIN)/kustomize ## Write a release into _output/release/VERSION (make release VERSION=vX.Y.Z; IMAGE_REPOSITORY names the image), then check it: plugin archives, krew manifest, chart, install YAML, the image where Docker runs, SHA256SUMS.
+release: $(BIN)/helm $(BIN)/kustomize ## Write a release into _output/release/VERSION (make release VERSION=vX.Y.Z; IMAGE_REPOSITORY names the image), then check it: plugin archives, krew manifest, both charts, install YAML, the image where Docker runs, SHA256SUMS.
 	@[ "$(origin VERSION)" != file ] || { echo "make release needs VERSION=vX.Y.Z"; exit 1; }
 	nice -n 10 hack/release.sh $(VERSION) $(RELEASE_DIR)
 	COURIER_RELEASE_DIR=$(RELEASE_DIR) COURIER_RELEASE_VERSION=$(VERSION) go test -count=1 ./test/release/
