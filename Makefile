@@ -57,7 +57,7 @@ REVISION := $(shell git rev-parse HEAD 2>/dev/null)$(shell git diff --quiet HEAD
 VERSION_PKG := github.com/courierdev/courier/pkg/version
 GO_LDFLAGS := -X $(VERSION_PKG).version=$(VERSION) -X $(VERSION_PKG).revision=$(REVISION)
 GO_TEST_FLAGS ?=
-# test/manifests renders the chart and config/ with bin/helm and
+# test/manifests renders the charts and config/ with bin/helm and
 # bin/kustomize, and dry-runs them against kube-apiserver.
 INTEGRATION_PACKAGES := ./test/integration/... ./test/manifests/...
 # test/release checks what `make release` wrote; alone it builds a release
@@ -104,7 +104,7 @@ generate: $(CONTROLLER_GEN) ## Generate deepcopy code.
 	$(CONTROLLER_GEN) object:headerFile=hack/boilerplate.go.txt paths=./api/...
 
 .PHONY: manifests
-manifests: $(CONTROLLER_GEN) ## Generate CRDs and RBAC, the chart's copies of them, and the chart's README.
+manifests: $(CONTROLLER_GEN) ## Generate CRDs and RBAC, the charts' copies of them and of config/worker, and the charts' READMEs.
 	$(CONTROLLER_GEN) crd:generateEmbeddedObjectMeta=true rbac:roleName=manager-role paths=./api/v1alpha1/... paths=./pkg/... \
 		output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
 	@# The chart renders verbatim copies (templates/crds.yaml, templates/rbac.yaml,
@@ -114,8 +114,13 @@ manifests: $(CONTROLLER_GEN) ## Generate CRDs and RBAC, the chart's copies of th
 	cp config/crd/bases/*.yaml charts/courier/files/crds/
 	cp config/rbac/role.yaml config/rbac/*_viewer_role.yaml config/rbac/*_editor_role.yaml charts/courier/files/rbac/
 	cp config/components/prometheus/courier-dashboard.json config/components/prometheus/courier-alerts.yaml charts/courier/files/prometheus/
-	@# The chart's README documents every value from values.schema.json.
+	@# The worker chart renders config/worker's objects from verbatim copies.
+	rm -rf charts/courier-worker/files
+	mkdir -p charts/courier-worker/files
+	cp config/worker/rbac.yaml config/worker/rbac-namespaced.yaml config/worker/fence.yaml charts/courier-worker/files/
+	@# A chart's README documents every value from values.schema.json.
 	go run ./hack/chartreadme --chart charts/courier
+	go run ./hack/chartreadme --chart charts/courier-worker
 
 .PHONY: fmt
 fmt: ## Format the code.
@@ -148,7 +153,7 @@ IMAGE_REPOSITORY ?= courier
 export IMAGE_REPOSITORY
 
 .PHONY: release
-release: $(BIN)/helm $(BIN)/kustomize ## Write a release into _output/release/VERSION (make release VERSION=vX.Y.Z; IMAGE_REPOSITORY names the image), then check it: plugin archives, krew manifest, chart, install YAML, the image where Docker runs, SHA256SUMS.
+release: $(BIN)/helm $(BIN)/kustomize ## Write a release into _output/release/VERSION (make release VERSION=vX.Y.Z; IMAGE_REPOSITORY names the image), then check it: plugin archives, krew manifest, both charts, install YAML, the image where Docker runs, SHA256SUMS.
 	@[ "$(origin VERSION)" != file ] || { echo "make release needs VERSION=vX.Y.Z"; exit 1; }
 	nice -n 10 hack/release.sh $(VERSION) $(RELEASE_DIR)
 	COURIER_RELEASE_DIR=$(RELEASE_DIR) COURIER_RELEASE_VERSION=$(VERSION) go test -count=1 ./test/release/

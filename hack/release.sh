@@ -5,6 +5,7 @@
 #   kubectl-courier_VERSION_OS_ARCH.tar.gz   the plugin for linux and darwin, amd64 and arm64
 #   kubectl-courier.yaml                     its krew manifest, naming each archive and its sha256
 #   courier-X.Y.Z.tgz                        the chart, version X.Y.Z, appVersion VERSION
+#   courier-worker-X.Y.Z.tgz                 the worker chart (config/worker), likewise
 #   courier.yaml                             config/default rendered, the image set to the release's
 #   courier-image_VERSION_linux_amd64.tar    the controller image as an OCI archive, built offline
 #                                            from Dockerfile.offline; only where a Docker engine runs
@@ -95,13 +96,16 @@ EOF
   done
 } > "$out/kubectl-courier.yaml"
 
-# 3. The chart, naming the release's image: its version without the v, its
-# appVersion the release's, which is the image's default tag.
-log "chart $chart_version"
-cp -r "$root/charts/courier" "$work/courier"
-sed -i "s|^  repository: courier\$|  repository: $repository|" "$work/courier/values.yaml"
-grep -q "^  repository: $repository\$" "$work/courier/values.yaml" || { log "could not set image.repository in the chart's values"; exit 1; }
-"$bin/helm" package "$work/courier" --version "$chart_version" --app-version "$version" --destination "$out" >/dev/null
+# 3. The charts, naming the release's image: their version without the v,
+# their appVersion the release's, which is the image's default tag. The
+# worker chart's fence runs the same image.
+for chart in courier courier-worker; do
+  log "chart $chart $chart_version"
+  cp -r "$root/charts/$chart" "$work/$chart"
+  sed -i "s|^  repository: courier\$|  repository: $repository|" "$work/$chart/values.yaml"
+  grep -q "^  repository: $repository\$" "$work/$chart/values.yaml" || { log "could not set image.repository in $chart's values"; exit 1; }
+  "$bin/helm" package "$work/$chart" --version "$chart_version" --app-version "$version" --destination "$out" >/dev/null
+done
 
 # 4. The kustomize install, rendered with the release's image.
 log "courier.yaml"

@@ -1,5 +1,6 @@
-// Command chartreadme writes charts/courier/README.md from the chart's
-// values schema and values: one row per documented value, with its type,
+// Command chartreadme writes a chart's README.md (charts/courier,
+// charts/courier-worker) from its values schema and values, under the
+// header headers/<chart>.md: one row per documented value, with its type,
 // default and description, so that the README cannot drift from what the
 // chart accepts. `make manifests` runs it; `make verify` fails if the
 // README it writes differs from the tree.

@@ -2,7 +2,7 @@ package main
 
 import (
 	"bytes"
-	_ "embed"
+	"embed"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -12,10 +12,11 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// header is the README above the table of values.
+// headers hold each chart's README above its table of values, by the
+// chart's folder name.
 //
-//go:embed header.md
-var header string
+//go:embed headers/*.md
+var headers embed.FS
 
 // schema is the part of JSON Schema the chart's values schema uses.
 type schema struct {
@@ -64,6 +65,10 @@ type row struct {
 
 // render reads the chart's schema and values and returns its README.
 func render(chart string) ([]byte, error) {
+	header, err := headers.ReadFile("headers/" + filepath.Base(chart) + ".md")
+	if err != nil {
+		return nil, fmt.Errorf("reading the README's header: %w", err)
+	}
 	data, err := os.ReadFile(filepath.Join(chart, "values.schema.json"))
 	if err != nil {
 		return nil, fmt.Errorf("reading the values schema: %w", err)
@@ -85,7 +90,7 @@ func render(chart string) ([]byte, error) {
 		return nil, err
 	}
 	var b strings.Builder
-	b.WriteString(header)
+	b.Write(header)
 	b.WriteString("\n| value | type | default | meaning |\n|---|---|---|---|\n")
 	for _, r := range rows {
 		fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", r.path, cell(r.typ), r.def, cell(r.description))

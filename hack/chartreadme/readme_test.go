@@ -41,7 +41,11 @@ func TestRender(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			dir := t.TempDir()
+			// The header is the one of the chart the folder is named after.
+			dir := filepath.Join(t.TempDir(), "courier")
+			if err := os.Mkdir(dir, 0o700); err != nil {
+				t.Fatal(err)
+			}
 			for file, data := range map[string]string{"values.schema.json": tc.schema, "values.yaml": tc.values} {
 				if err := os.WriteFile(filepath.Join(dir, file), []byte(data), 0o600); err != nil {
 					t.Fatal(err)
@@ -57,7 +61,11 @@ func TestRender(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !strings.HasPrefix(string(got), header) {
+			header, err := headers.ReadFile("headers/courier.md")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.HasPrefix(string(got), string(header)) {
 				t.Errorf("the README does not start with the header")
 			}
 			var rows []string
@@ -73,18 +81,22 @@ func TestRender(t *testing.T) {
 	}
 }
 
-// The chart's own README is what the generator writes from its schema:
-// `make manifests` writes it, and a stale one fails here too.
+// The charts' own READMEs are what the generator writes from their
+// schemas: `make manifests` writes them, and a stale one fails here too.
 func TestChartREADMEIsCurrent(t *testing.T) {
-	want, err := render("../../charts/courier")
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := os.ReadFile("../../charts/courier/README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff(string(want), string(got)); diff != "" {
-		t.Errorf("charts/courier/README.md is stale; run make manifests (-want +got):\n%s", diff)
+	for _, chart := range []string{"courier", "courier-worker"} {
+		t.Run(chart, func(t *testing.T) {
+			want, err := render("../../charts/" + chart)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := os.ReadFile("../../charts/" + chart + "/README.md")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(string(want), string(got)); diff != "" {
+				t.Errorf("charts/%s/README.md is stale; run make manifests (-want +got):\n%s", chart, diff)
+			}
+		})
 	}
 }

@@ -73,6 +73,14 @@ var _ = Describe("The rendered manifests", func() {
 		})
 	}
 
+	for name, tc := range workerChartCases {
+		It("pass a server-side dry-run: worker chart, "+name, func(ctx context.Context) {
+			m, err := renderWorkerChart(root(), tc.args...)
+			Expect(err).NotTo(HaveOccurred())
+			dryRun(ctx, m)
+		})
+	}
+
 	for name, tc := range kustomizeCases {
 		It("pass a server-side dry-run: kustomize config/default, "+name, func(ctx context.Context) {
 			m, err := buildDefaultWith(root(), GinkgoT().TempDir(), tc.edits...)

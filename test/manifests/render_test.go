@@ -1,5 +1,5 @@
 // Package manifests checks what Courier ships for installation: the Helm
-// chart under every values variant, and config/ built with kustomize, by
+// charts under every values variant, and config/ built with kustomize, by
 // their rendered objects and by a server-side dry-run against
 // kube-apiserver.
 package manifests

@@ -1,5 +1,5 @@
 // Package release checks what `make release` writes (hack/release.sh):
-// every file there, the checksums, the chart linting and rendering with
+// every file there, the checksums, the charts linting and rendering with
 // the release's image, the install YAML, the krew manifest naming each
 // plugin archive by its checksum, the plugin reporting the release's
 // version, and the image archive wherever a Docker engine runs.
@@ -79,7 +79,8 @@ func (r release) pluginArchive(platform string) string {
 func TestRelease(t *testing.T) {
 	r := setUp(t)
 	sums := checkFilesAndSums(t, r)
-	t.Run("chart", func(t *testing.T) { checkChart(t, r) })
+	t.Run("chart", func(t *testing.T) { checkChart(t, r, "courier", "| `metrics.secureServing` |") })
+	t.Run("worker chart", func(t *testing.T) { checkChart(t, r, "courier-worker", "| `fence.pollInterval` |") })
 	t.Run("install YAML", func(t *testing.T) { checkInstallYAML(t, r) })
 	t.Run("krew manifest", func(t *testing.T) { checkKrew(t, r, sums) })
 	t.Run("plugin archives", func(t *testing.T) { checkPlugins(t, r) })
@@ -90,7 +91,7 @@ func TestRelease(t *testing.T) {
 // to hold the checksum of each; it returns them by file.
 func checkFilesAndSums(t *testing.T, r release) map[string]string {
 	t.Helper()
-	want := []string{"SHA256SUMS", "courier-" + r.chartVersion() + ".tgz", "courier.yaml", "kubectl-courier.yaml"}
+	want := []string{"SHA256SUMS", "courier-" + r.chartVersion() + ".tgz", "courier-worker-" + r.chartVersion() + ".tgz", "courier.yaml", "kubectl-courier.yaml"}
 	for _, p := range platforms {
 		want = append(want, r.pluginArchive(p))
 	}
@@ -135,10 +136,10 @@ func checkFilesAndSums(t *testing.T, r release) map[string]string {
 	return sums
 }
 
-// checkChart lints the packaged chart and renders it: its version, and
-// the release's image by default.
-func checkChart(t *testing.T, r release) {
-	chart := filepath.Join(r.dir, "courier-"+r.chartVersion()+".tgz")
+// checkChart lints a packaged chart and renders it: its version, the
+// release's image by default, and its README with a row of its values.
+func checkChart(t *testing.T, r release, name, readmeRow string) {
+	chart := filepath.Join(r.dir, name+"-"+r.chartVersion()+".tgz")
 	if out, err := r.tool("helm", "lint", "--strict", chart); err != nil {
 		t.Errorf("helm lint: %v\n%s", err, out)
 	}
@@ -153,14 +154,14 @@ func checkChart(t *testing.T, r release) {
 	if meta.Version != r.chartVersion() || meta.AppVersion != r.version {
 		t.Errorf("Chart.yaml version %q, appVersion %q; want %q, %q", meta.Version, meta.AppVersion, r.chartVersion(), r.version)
 	}
-	out, err = r.tool("helm", "template", "courier", chart, "--namespace", "courier-system")
+	out, err = r.tool("helm", "template", name, chart, "--namespace", "courier-system")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := deploymentImage(t, out); got != r.image() {
 		t.Errorf("the chart runs %q, want the release's %q", got, r.image())
 	}
-	if out, err := r.tool("helm", "show", "readme", chart); err != nil || !bytes.Contains(out, []byte("| `metrics.secureServing` |")) {
+	if out, err := r.tool("helm", "show", "readme", chart); err != nil || !bytes.Contains(out, []byte(readmeRow)) {
 		t.Errorf("the chart's README is missing or lacks its values (%v)", err)
 	}
 }
