@@ -14,6 +14,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/courierdev/courier/pkg/dispatch/plan"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
@@ -61,7 +62,7 @@ func (a *Actor) Act(ctx context.Context, in Input) (reconcile.Result, error) {
 	if err = errors.Join(err, p.failed); err != nil {
 		return reconcile.Result{}, err
 	}
-	p.result.RequeueAfter = soonest(p.result.RequeueAfter, in.Plan.Recheck)
+	p.result.RequeueAfter = plan.Soonest(p.result.RequeueAfter, in.Plan.Recheck)
 	return p.result, nil
 }
 

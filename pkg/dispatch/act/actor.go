@@ -56,28 +56,6 @@ const requeueSoon = time.Second
 // waits for the event, which the note now lets through.
 const afterConflict = 20 * time.Millisecond
 
-// soonest is the shorter of the durations that are set.
-func soonest(ds ...time.Duration) time.Duration {
-	var out time.Duration
-	for _, d := range ds {
-		if d > 0 && (out == 0 || d < out) {
-			out = d
-		}
-	}
-	return out
-}
-
-// maxNoteLength bounds what an event repeats of a longer text, a worker's
-// refusal say.
-const maxNoteLength = 1024
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n-3] + "..."
-}
-
 // pass is a plan being carried out: what the steps leave to the ones after
 // them and to the end of the pass.
 type pass struct {

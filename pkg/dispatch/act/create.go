@@ -76,8 +76,8 @@ func (a *Actor) createWorkloadCopy(ctx context.Context, c string, wl *kueue.Work
 		a.Expectations.Failing(expect.NamespaceKey{Cluster: c, Namespace: wl.Namespace}, expect.Note{Reason: fmt.Sprintf("failed to create Workload %s/%s; passed over until %s",
 			wl.Namespace, wl.Name, until.UTC().Format(time.TimeOnly)), Until: until}, a.Now())
 		return a.skip(wl, c, failedSkip, courier.EventCreateFailed, "failed to create the Workload",
-			truncate(fmt.Sprintf("Worker %q failed to create Workload %s/%s: %v. Courier passes the worker over for %s, for this and the other jobs of namespace %q; if it lasts, check that worker's Kueue.",
-				c, wl.Namespace, wl.Name, err, failedSkip, wl.Namespace), maxNoteLength)), nil
+			plan.Truncate(fmt.Sprintf("Worker %q failed to create Workload %s/%s: %v. Courier passes the worker over for %s, for this and the other jobs of namespace %q; if it lasts, check that worker's Kueue.",
+				c, wl.Namespace, wl.Name, err, failedSkip, wl.Namespace), plan.MaxNoteLength)), nil
 	default:
 		return nil, err
 	}
@@ -187,8 +187,8 @@ func (a *Actor) createJobCopy(ctx context.Context, remote *cluster.Remote, wl *k
 		// The job never ran: it goes to another worker rather than wait,
 		// retried there alone, for as long as the failure lasts.
 		return false, a.skip(wl, c, failedSkip, courier.EventCreateFailed, "failed to create the "+copy.GetKind(),
-			truncate(fmt.Sprintf("Worker %q failed to create %s %s/%s: %v. Courier sends the job to another worker and passes this one over for %s; if it lasts, check the controller whose webhook failed there.",
-				c, copy.GetKind(), copy.GetNamespace(), copy.GetName(), err, failedSkip), maxNoteLength)), nil
+			plan.Truncate(fmt.Sprintf("Worker %q failed to create %s %s/%s: %v. Courier sends the job to another worker and passes this one over for %s; if it lasts, check the controller whose webhook failed there.",
+				c, copy.GetKind(), copy.GetNamespace(), copy.GetName(), err, failedSkip), plan.MaxNoteLength)), nil
 	case !apierrors.IsAlreadyExists(err):
 		return false, nil, fmt.Errorf("creating %s %s: %w", copy.GetKind(), copy.GetName(), err)
 	}
@@ -208,8 +208,8 @@ func (a *Actor) createJobCopy(ctx context.Context, remote *cluster.Remote, wl *k
 // the refusal: retrying the same create, in silence, would not succeed.
 func (a *Actor) refused(wl *kueue.Workload, c, kind string, obj metav1.Object, err error) *plan.Event {
 	return a.skip(wl, c, refusedSkip, courier.EventCreateRefused, "refused the "+kind,
-		truncate(fmt.Sprintf("Worker %q refused to create %s %s/%s: %v. Fix what it names on that worker; Courier passes the worker over meanwhile.",
-			c, kind, obj.GetNamespace(), obj.GetName(), err), maxNoteLength))
+		plan.Truncate(fmt.Sprintf("Worker %q refused to create %s %s/%s: %v. Fix what it names on that worker; Courier passes the worker over meanwhile.",
+			c, kind, obj.GetNamespace(), obj.GetName(), err), plan.MaxNoteLength))
 }
 
 // isRefused tells a create the worker refused as it is (its admission

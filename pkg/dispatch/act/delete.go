@@ -256,7 +256,7 @@ func (a *Actor) stopRunner(ctx context.Context, remote *cluster.Remote, ad adapt
 	runner.SetGroupVersionKind(gvk)
 	err := remote.APIReader.Get(ctx, client.ObjectKeyFromObject(copy), runner)
 	if err == nil {
-		if !controlledBy(runner, copy.GetUID()) || slices.Contains(runner.GetFinalizers(), metav1.FinalizerDeleteDependents) {
+		if !workload.ControlledBy(runner, copy.GetUID()) || slices.Contains(runner.GetFinalizers(), metav1.FinalizerDeleteDependents) {
 			return nil
 		}
 		uid := runner.GetUID()
@@ -270,22 +270,11 @@ func (a *Actor) stopRunner(ctx context.Context, remote *cluster.Remote, ad adapt
 		// Not an error: the copy must go all the same. Logged at the default
 		// level, as a deployment to fix.
 		ctrl.LoggerFrom(ctx).Info("Leaving a deleted job copy's runner to the worker's garbage collector: Courier may not delete it, and the job may be dispatched again while its pods stop",
-			"worker", remote.Name, "kind", gvk.Kind, "name", copy.GetName(), "grant", "get and delete on "+plural(gvk)+"."+gvk.Group+" (config/worker/rbac.yaml)", "error", err.Error())
+			"worker", remote.Name, "kind", gvk.Kind, "name", copy.GetName(), "grant", "get and delete on "+workload.Resource(gvk)+"."+gvk.Group+" (config/worker/rbac.yaml)", "error", err.Error())
 		return nil
 	default:
 		return fmt.Errorf("deleting the %s of job copy %s: %w", gvk.Kind, copy.GetName(), err)
 	}
-}
-
-func controlledBy(obj metav1.Object, owner types.UID) bool {
-	ref := metav1.GetControllerOfNoCopy(obj)
-	return ref != nil && ref.UID == owner
-}
-
-// plural is a kind's resource name, as RBAC rules spell it.
-func plural(gvk schema.GroupVersionKind) string {
-	p, _ := meta.UnsafeGuessKindToResource(gvk)
-	return p.Resource
 }
 
 // Release deletes what Courier created on worker c and still holds,

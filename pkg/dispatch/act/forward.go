@@ -107,8 +107,8 @@ func (a *Actor) patchCopy(ctx context.Context, c string, remote *cluster.Remote,
 		return nil, false, nil
 	case apierrors.IsInvalid(err) || apierrors.IsForbidden(err) || apierrors.IsBadRequest(err):
 		a.Expectations.Forwarded(key, now)
-		return []plan.Event{{Type: "Warning", Reason: courier.EventNotForwarded, Message: truncate(
-			fmt.Sprintf("Worker %q refused %s: %v", c, what, err), maxNoteLength)}}, false, nil
+		return []plan.Event{{Type: "Warning", Reason: courier.EventNotForwarded, Message: plan.Truncate(
+			fmt.Sprintf("Worker %q refused %s: %v", c, what, err), plan.MaxNoteLength)}}, false, nil
 	}
 	return nil, false, err
 }
@@ -147,7 +147,7 @@ func mergeByReason(events []plan.Event) []plan.Event {
 	for _, e := range events {
 		k := [2]string{e.Type, e.Reason}
 		if i, ok := at[k]; ok {
-			out[i].Message = truncate(out[i].Message+" "+e.Message, maxNoteLength)
+			out[i].Message = plan.Truncate(out[i].Message+" "+e.Message, plan.MaxNoteLength)
 			continue
 		}
 		at[k] = len(out)

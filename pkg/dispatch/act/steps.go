@@ -129,11 +129,15 @@ func recordPlacement(ctx context.Context, a *Actor, p *pass) (bool, error) {
 	if p.Plan.Record == nil && !p.Plan.ClearRecord {
 		return false, nil
 	}
-	err := a.writePlacement(ctx, p.wl, p.Plan.Record)
+	return p.managerWritten(a.writePlacement(ctx, p.wl, p.Plan.Record))
+}
+
+// managerWritten ends the pass after a write to the manager Workload that
+// failed. A conflict means the pass decided on an old version: the next
+// decides again on the new one, with every copy still where it was.
+func (p *pass) managerWritten(err error) (bool, error) {
 	switch {
 	case apierrors.IsConflict(err):
-		// Decided on an old version: decide again on the new one, with
-		// every copy still where it was.
 		p.result = reconcile.Result{RequeueAfter: afterConflict}
 		return true, nil
 	case err != nil:
@@ -148,15 +152,7 @@ func recordMoves(ctx context.Context, a *Actor, p *pass) (bool, error) {
 	if p.Plan.RecordMoves == nil {
 		return false, nil
 	}
-	err := a.writeMoves(ctx, p.wl, p.Plan.RecordMoves)
-	switch {
-	case apierrors.IsConflict(err):
-		p.result = reconcile.Result{RequeueAfter: afterConflict}
-		return true, nil
-	case err != nil:
-		return true, err
-	}
-	return false, nil
+	return p.managerWritten(a.writeMoves(ctx, p.wl, p.Plan.RecordMoves))
 }
 
 // createTheJob creates the job on the worker it is placed on. Until it is
@@ -205,7 +201,7 @@ func deleteCopiesStep(ctx context.Context, a *Actor, p *pass) (bool, error) {
 			// Retrying every second would not change the worker's mind:
 			// the pass goes on to the status, and ends in an error, whose
 			// backoff grows.
-			msg := truncate(fmt.Sprintf("Worker %q refused to delete the workload's copies: %v. They stay there; Courier tries again.", c, res.err), maxNoteLength)
+			msg := plan.Truncate(fmt.Sprintf("Worker %q refused to delete the workload's copies: %v. They stay there; Courier tries again.", c, res.err), plan.MaxNoteLength)
 			p.events = append(p.events, plan.Event{Type: "Warning", Reason: courier.EventDeleteRefused, Message: msg, Cluster: c})
 			p.acted = append(p.acted, p.events[len(p.events)-1])
 			p.failed = errors.Join(p.failed, fmt.Errorf("deleting copies on %s: %w", c, res.err))

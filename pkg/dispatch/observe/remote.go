@@ -10,8 +10,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
@@ -173,7 +171,7 @@ func (ob *Observer) remnantLeft(ctx context.Context, remote *cluster.Remote, ns,
 	obj.SetGroupVersionKind(rem.Runner)
 	err := remote.APIReader.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, obj)
 	switch {
-	case err == nil && controlledBy(obj, rem.Owner):
+	case err == nil && workload.ControlledBy(obj, rem.Owner):
 		return remnantState{left: true, held: heldBy(rem.Runner.Kind, obj)}, nil
 	case err == nil, apierrors.IsNotFound(err), meta.IsNoMatchError(err):
 		// Gone, made for another copy since, or of a kind the worker does
@@ -182,19 +180,8 @@ func (ob *Observer) remnantLeft(ctx context.Context, remote *cluster.Remote, ns,
 		return remnantState{}, nil
 	case apierrors.IsForbidden(err):
 		return remnantState{left: true, unknown: fmt.Sprintf("Courier may not read %s there to tell; grant get on %s (config/worker/rbac.yaml)",
-			plural(rem.Runner), plural(rem.Runner)+"."+rem.Runner.Group)}, nil
+			workload.Resource(rem.Runner), workload.Resource(rem.Runner)+"."+rem.Runner.Group)}, nil
 	default:
 		return remnantState{}, fmt.Errorf("reading the %s of the deleted job copy: %w", rem.Runner.Kind, err)
 	}
-}
-
-func controlledBy(obj metav1.Object, owner types.UID) bool {
-	ref := metav1.GetControllerOfNoCopy(obj)
-	return ref != nil && ref.UID == owner
-}
-
-// plural is a kind's resource name, as RBAC rules spell it.
-func plural(gvk schema.GroupVersionKind) string {
-	p, _ := meta.UnsafeGuessKindToResource(gvk)
-	return p.Resource
 }

@@ -61,7 +61,7 @@ func decide(o Observed) Plan {
 	p.Recheck = recheck(o)
 	for _, r := range o.Remotes {
 		if r.Remnant {
-			p.RequeueAfter = soonest(p.RequeueAfter, remnantRecheck)
+			p.RequeueAfter = Soonest(p.RequeueAfter, remnantRecheck)
 		}
 	}
 	if p.CreateJob != "" {
@@ -105,10 +105,10 @@ func recheck(o Observed) time.Duration {
 	var out time.Duration
 	for _, n := range o.PassedOver {
 		// A pass-over still holds at Until itself.
-		out = soonest(out, n.Until.Sub(o.Now)+time.Millisecond)
+		out = Soonest(out, n.Until.Sub(o.Now)+time.Millisecond)
 	}
 	if o.UnseenJob {
-		out = soonest(out, requeueSoon)
+		out = Soonest(out, requeueSoon)
 	}
 	return out
 }

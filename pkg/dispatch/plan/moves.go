@@ -42,8 +42,8 @@ func movesExhausted(o Observed) (Plan, bool) {
 	if reason == "" {
 		return Plan{}, false
 	}
-	msg := truncate(fmt.Sprintf("Workers evicted the workload for %s more than the policy's maxMoves (%d) times: %s.",
-		reason, pol.MaxMoves, workload.DescribeMoves(o.Moves)), maxNoteLength)
+	msg := Truncate(fmt.Sprintf("Workers evicted the workload for %s more than the policy's maxMoves (%d) times: %s.",
+		reason, pol.MaxMoves, workload.DescribeMoves(o.Moves)), MaxNoteLength)
 	if pol.OnMovesExhausted == courier.WaitWhenMovesExhausted {
 		p := pending(o, msg+" It waits, sent nowhere, until the annotation "+courier.MovesAnnotation+" is removed from it.", nil,
 			Event{Type: "Warning", Reason: courier.EventMovesExhausted, Message: msg})

@@ -57,7 +57,7 @@ func placedNotes(o Observed) []Event {
 	var notes []Event
 	if o.Rejection != "" {
 		notes = append(notes, Event{Type: "Warning", Reason: courier.EventNotForwarded,
-			Message: truncate("The job changed after dispatch in a way its worker would refuse; the running copy is kept as it was: "+o.Rejection, maxNoteLength)})
+			Message: Truncate("The job changed after dispatch in a way its worker would refuse; the running copy is kept as it was: "+o.Rejection, MaxNoteLength)})
 	}
 	if o.CheckMissing != "" {
 		notes = append(notes, Event{Type: "Warning", Reason: courier.EventCheckMissing, Message: o.CheckMissing})
@@ -77,11 +77,12 @@ func withCopies(remotes map[string]Remote, keep string) []string {
 	return out
 }
 
-// maxNoteLength bounds what a check message repeats of a longer text; the
-// event carries the same words.
-const maxNoteLength = 1024
+// MaxNoteLength bounds what a check message or an event repeats of a
+// longer text, a worker's refusal say.
+const MaxNoteLength = 1024
 
-func truncate(s string, n int) string {
+// Truncate cuts s to n bytes, marking the cut.
+func Truncate(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
@@ -120,8 +121,8 @@ func endAttempt(o Observed, state kueue.CheckState, reason, msg string) Plan {
 	}
 }
 
-// soonest is the shorter of the durations that are set.
-func soonest(ds ...time.Duration) time.Duration {
+// Soonest is the shorter of the durations that are set.
+func Soonest(ds ...time.Duration) time.Duration {
 	var out time.Duration
 	for _, d := range ds {
 		if d > 0 && (out == 0 || d < out) {
@@ -158,7 +159,7 @@ func refusalEvents(c string, f *adapter.Forwarding) []Event {
 		if r.Edited {
 			reason, msg = courier.EventRemoteEdited, fmt.Sprintf("The copy on worker %q has %s", c, r.Message())
 		}
-		out = append(out, Event{Type: "Warning", Reason: reason, Message: truncate(msg, maxNoteLength)})
+		out = append(out, Event{Type: "Warning", Reason: reason, Message: Truncate(msg, MaxNoteLength)})
 	}
 	return out
 }

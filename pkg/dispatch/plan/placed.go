@@ -237,7 +237,7 @@ func planRunning(o Observed, p Plan, c string) Plan {
 		// Created moments ago, not shown by the informer yet: its event
 		// brings the next pass, and the requeue is for a copy gone before
 		// it showed.
-		p.RequeueAfter = soonest(p.RequeueAfter, unseenCopyRecheck)
+		p.RequeueAfter = Soonest(p.RequeueAfter, unseenCopyRecheck)
 	case !r.HasJob:
 		p.CreateJob = c
 	case !r.JobMirrored:

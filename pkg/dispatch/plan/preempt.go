@@ -75,7 +75,7 @@ func courierGate(wl *kueue.Workload) *kueue.PreemptionGateState {
 // event that says why.
 func planGate(o Observed, p Plan, nominated []string) Plan {
 	c, wait := gateToOpen(o, nominated)
-	p.RequeueAfter = soonest(p.RequeueAfter, wait)
+	p.RequeueAfter = Soonest(p.RequeueAfter, wait)
 	if c == "" {
 		return p
 	}

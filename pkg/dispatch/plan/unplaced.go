@@ -87,7 +87,7 @@ func refusedEverywhere(candidates []Candidate) string {
 		}
 		why = append(why, c.Name+": "+c.Refuses)
 	}
-	return truncate("No worker can ever take the job as it is: "+strings.Join(why, "; "), maxNoteLength)
+	return Truncate("No worker can ever take the job as it is: "+strings.Join(why, "; "), MaxNoteLength)
 }
 
 // planWinner records the winner, creates the job there and turns the check
@@ -162,14 +162,14 @@ func planNominate(o Observed) Plan {
 	p := pending(o, "Waiting for a nominated worker to admit the workload."+why, sorted, events...)
 	p.Delete, p.Create = remove, create
 	if d := o.Decision; d != nil {
-		p.RequeueAfter = soonest(d.NextRound, d.ExpiresIn)
+		p.RequeueAfter = Soonest(d.NextRound, d.ExpiresIn)
 		if d.NextRound > 0 {
-			p.RequeueAfter = soonest(p.RequeueAfter, recheckIn(o, nominated, append(create, unseen...)))
+			p.RequeueAfter = Soonest(p.RequeueAfter, recheckIn(o, nominated, append(create, unseen...)))
 		}
 	}
 	if len(unseen) > 0 {
 		// For a copy gone before it showed.
-		p.RequeueAfter = soonest(p.RequeueAfter, unseenCopyRecheck)
+		p.RequeueAfter = Soonest(p.RequeueAfter, unseenCopyRecheck)
 	}
 	return planGate(o, p, nominated)
 }
@@ -191,7 +191,7 @@ func recheckIn(o Observed, nominated, create []string) time.Duration {
 		}
 		age := o.Now.Sub(wl.CreationTimestamp.Time)
 		if age >= 0 && age < nominationRecheck+time.Second {
-			in = soonest(in, nominationRecheck+time.Second-age)
+			in = Soonest(in, nominationRecheck+time.Second-age)
 		}
 	}
 	return in
@@ -212,7 +212,7 @@ func nominationEvents(o Observed, clusters []string) []Event {
 		why = " " + o.Decision.Message
 	}
 	return append([]Event{{Type: "Normal", Reason: courier.EventNominated,
-		Message: truncate(fmt.Sprintf("Copied the workload to %s.%s", strings.Join(clusters, ", "), why), maxNoteLength)}},
+		Message: Truncate(fmt.Sprintf("Copied the workload to %s.%s", strings.Join(clusters, ", "), why), MaxNoteLength)}},
 		placementErrors(o)...)
 }
 
@@ -225,7 +225,7 @@ func placementErrors(o Observed) []Event {
 	var events []Event
 	for _, e := range o.Decision.Errors {
 		events = append(events, Event{Type: "Warning", Reason: courier.EventPlacementError, Cluster: e.Cluster,
-			Message: truncate(fmt.Sprintf("Cluster %q is not eligible: %v.", e.Cluster, e.Err), maxNoteLength)})
+			Message: Truncate(fmt.Sprintf("Cluster %q is not eligible: %v.", e.Cluster, e.Err), MaxNoteLength)})
 	}
 	return events
 }
