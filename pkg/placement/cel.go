@@ -4,9 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/google/cel-go/cel"
+	celast "github.com/google/cel-go/common/ast"
 	"github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/common/types/ref"
 	"github.com/google/cel-go/interpreter"
@@ -75,6 +77,32 @@ func CompileScore(expr string) (*Program, error) {
 	return p, nil
 }
 
+// fields are the fields of the cluster and workload variables, as newVars
+// and newWorkloadVars fill them. Both are maps of dyn to CEL's type
+// checker, so without this a misspelt field would fail only when the
+// expression runs, on every workload.
+var fields = map[string][]string{
+	varCluster:  {"capacity", "labels", "name"},
+	varWorkload: {"labels", "namespace", "podSets", "priority", "queue", "requests"},
+}
+
+// checkFields refuses a field of cluster or workload that they do not
+// have, naming it and the ones they have.
+func checkFields(a *cel.Ast) error {
+	root := celast.NavigateAST(a.NativeRep())
+	for _, e := range celast.MatchDescendants(root, celast.KindMatcher(celast.SelectKind)) {
+		sel := e.AsSelect()
+		if sel.Operand().Kind() != celast.IdentKind {
+			continue
+		}
+		name := sel.Operand().AsIdent()
+		if known, ok := fields[name]; ok && !slices.Contains(known, sel.FieldName()) {
+			return fmt.Errorf("%s has no field %q; it has %s", name, sel.FieldName(), strings.Join(known, ", "))
+		}
+	}
+	return nil
+}
+
 // compile type-checks expr and requires it to give one of the kinds, or
 // dyn (a label's value, a field of the job), which is checked when it runs.
 func compile(expr, want string, kinds ...types.Kind) (*Program, error) {
@@ -84,6 +112,9 @@ func compile(expr, want string, kinds ...types.Kind) (*Program, error) {
 	}
 	ast, iss := e.Compile(expr)
 	if err := iss.Err(); err != nil {
+		return nil, err
+	}
+	if err := checkFields(ast); err != nil {
 		return nil, err
 	}
 	out := ast.OutputType()

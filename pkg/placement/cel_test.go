@@ -50,11 +50,20 @@ func TestCompileErrors(t *testing.T) {
 			compile: CompileScore, expr: "1 +",
 			wantErr: "score: ERROR: <input>:1:4: Syntax error:",
 		},
-		"filter: a bool":                    {compile: CompileFilter, expr: "cluster.name == 'a' && workload.priority > 0"},
-		"filter: dyn, checked when it runs": {compile: CompileFilter, expr: "cluster.labels.fast"},
-		"score: an int":                     {compile: CompileScore, expr: "workload.priority + 1"},
-		"score: a uint":                     {compile: CompileScore, expr: "1u"},
-		"score: a double":                   {compile: CompileScore, expr: "cluster.capacity['cpu'].free / 2.0"},
+		"filter: a misspelt field of cluster": {
+			compile: CompileFilter, expr: "cluster.lables.gpu == 'a100'",
+			wantErr: `filter: cluster has no field "lables"; it has capacity, labels, name`,
+		},
+		"score: a misspelt field of workload, in has()": {
+			compile: CompileScore, expr: "has(workload.priorty) ? 1 : 0",
+			wantErr: `score: workload has no field "priorty"; it has labels, namespace, podSets, priority, queue, requests`,
+		},
+		"filter: a bool":                        {compile: CompileFilter, expr: "cluster.name == 'a' && workload.priority > 0"},
+		"filter: dyn, checked when it runs":     {compile: CompileFilter, expr: "cluster.labels.fast"},
+		"score: an int":                         {compile: CompileScore, expr: "workload.priority + 1"},
+		"score: a uint":                         {compile: CompileScore, expr: "1u"},
+		"score: a double":                       {compile: CompileScore, expr: "cluster.capacity['cpu'].free / 2.0"},
+		"filter: the job's own fields are free": {compile: CompileFilter, expr: "has(object.spec.anything) && workload.podSets.all(p, p.count > 0)"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

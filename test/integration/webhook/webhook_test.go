@@ -221,6 +221,15 @@ var _ = Describe("The DispatchPolicy webhook", func() {
 		err = c.Patch(ctx, good, client.MergeFrom(before))
 		Expect(apierrors.IsInvalid(err)).To(BeTrue(), "updating a policy's filter to broken CEL: %v", err)
 		Expect(err.Error()).To(ContainSubstring("undeclared reference to 'nodes'"))
+
+		By("refusing a misspelt field, naming it")
+		misspelt := &courierv1alpha1.DispatchPolicy{
+			ObjectMeta: metav1.ObjectMeta{GenerateName: "misspelt-"},
+			Spec:       courierv1alpha1.DispatchPolicySpec{Clusters: []string{"w1"}, Filter: `cluster.lables["gpu"] == "a100"`},
+		}
+		err = c.Create(ctx, misspelt)
+		Expect(apierrors.IsInvalid(err)).To(BeTrue(), "creating a policy whose filter misspells a field: %v", err)
+		Expect(err.Error()).To(ContainSubstring(`cluster has no field "lables"; it has capacity, labels, name`))
 	})
 })
 
