@@ -53,15 +53,16 @@ func ControllersDown(dir, cluster string) ([]string, error) {
 }
 
 // PeersDown names the recorded peer processes of a cluster (its Kueue,
-// Trainer, JobSet) that exited, as "<cluster>/<peer>" for RestartProcess.
+// Trainer, JobSet, and fence) that exited, as "<cluster>/<peer>" for
+// RestartProcess.
 func PeersDown(dir, cluster string) ([]string, error) {
 	state, err := LoadState(dir)
 	if err != nil {
 		return nil, err
 	}
 	var down []string
-	for _, pr := range []peer{kueuePeer, trainerPeer, jobsetPeer} {
-		name := cluster + "/" + pr.name
+	for _, pr := range []string{kueuePeer.name, trainerPeer.name, jobsetPeer.name, fencePeer} {
+		name := cluster + "/" + pr
 		if p, err := state.process(name); err == nil && !p.alive() {
 			down = append(down, name)
 		}

@@ -22,6 +22,7 @@ func TestPeersDown(t *testing.T) {
 		{Name: "worker-1/trainer", PID: dead},
 		{Name: "worker-1/courier", PID: dead},
 		{Name: "worker-2/kueue", PID: dead},
+		{Name: "worker-3/courier-fence", PID: dead},
 	}}
 	if err := state.save(dir); err != nil {
 		t.Fatal(err)
@@ -32,7 +33,8 @@ func TestPeersDown(t *testing.T) {
 	}{
 		"a peer exited, another runs, Courier is not a peer": {cluster: "worker-1", want: []string{"worker-1/trainer"}},
 		"another cluster's Kueue exited":                     {cluster: "worker-2", want: []string{"worker-2/kueue"}},
-		"no peer recorded":                                   {cluster: "worker-3"},
+		"a fence exited":                                     {cluster: "worker-3", want: []string{"worker-3/courier-fence"}},
+		"no peer recorded":                                   {cluster: "worker-4"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

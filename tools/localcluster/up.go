@@ -46,6 +46,9 @@ type Env struct {
 	Workers []string
 	// CA signs every webhook serving certificate.
 	CA []byte
+	// courierRoutes are the addresses Courier reaches workers at, where
+	// not their API servers (RouteCourier).
+	courierRoutes map[string]string
 }
 
 // Kubeconfig is the path of a cluster's kubeconfig, with embedded
