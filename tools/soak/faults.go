@@ -21,6 +21,7 @@ import (
 	courier "github.com/courierdev/courier/api/v1alpha1"
 	"github.com/courierdev/courier/pkg/adapter"
 	trainertesting "github.com/courierdev/courier/pkg/testing/trainer"
+	"github.com/courierdev/courier/tools/faultproxy"
 	"github.com/courierdev/courier/tools/localcluster"
 )
 
@@ -51,8 +52,11 @@ type Fault struct {
 	Started  time.Time `json:"started,omitzero"`
 	Restored time.Time `json:"restored,omitzero"`
 	// Note says what the fault hit: a job, a leader, a process.
-	Note  string `json:"note,omitempty"`
-	Error string `json:"error,omitempty"`
+	Note string `json:"note,omitempty"`
+	// Hit are the jobs the fault acted on directly: a copy deleted or
+	// evicted, a Workload deactivated.
+	Hit   []string `json:"hit,omitempty"`
+	Error string   `json:"error,omitempty"`
 }
 
 // Foreign is an object created on a worker under a job's name before the
@@ -71,11 +75,15 @@ type injector struct {
 	workers map[string]client.Client
 	rec     *recorder
 	run     string
-	// lostTimeout is Courier's workerLostTimeout.
+	// lostTimeout and policy are Courier's workerLostTimeout and
+	// lostWorkerPolicy.
 	lostTimeout time.Duration
+	policy      string
 	courier     *replicas
 	creds       *credentials
-	logf        func(string, ...any)
+	// links are the proxies between Courier and each worker.
+	links links
+	logf  func(string, ...any)
 
 	mu sync.Mutex
 	// seq numbers the objects faults create.
@@ -105,12 +113,14 @@ func (in *injector) runFaults(ctx context.Context, plan []Planned, start time.Ti
 	for _, c := range append([]string{in.env.Manager}, in.env.Workers...) {
 		peerLocks[c] = &sync.Mutex{}
 	}
-	for _, w := range in.env.Workers {
-		locks[w] = &sync.Mutex{}
+	for _, t := range append([]string{courierTarget, managerTarget}, in.env.Workers...) {
+		locks[t] = &sync.Mutex{}
 	}
 	for _, p := range plan {
-		if locks[p.Target] == nil {
-			locks[p.Target] = &sync.Mutex{}
+		for _, t := range lockTargets(p, in.env.Workers) {
+			if locks[t] == nil {
+				locks[t] = &sync.Mutex{}
+			}
 		}
 	}
 	superviseCtx, stopSupervising := context.WithCancel(ctx)
@@ -132,8 +142,10 @@ func (in *injector) runFaults(ctx context.Context, plan []Planned, start time.Ti
 				f.Error = "not injected: " + ctx.Err().Error()
 				return
 			}
-			locks[p.Target].Lock()
-			defer locks[p.Target].Unlock()
+			for _, t := range lockTargets(p, in.env.Workers) {
+				locks[t].Lock()
+				defer locks[t].Unlock()
+			}
 			if l := peerLocks[p.Target]; l != nil && p.Kind == KueueRestart {
 				l.Lock()
 				defer l.Unlock()
@@ -144,7 +156,7 @@ func (in *injector) runFaults(ctx context.Context, plan []Planned, start time.Ti
 			}
 			f.Started = time.Now()
 			in.logf("fault %s on %s", p.Kind, p.Target)
-			note, err := in.inject(ctx, p)
+			note, err := in.inject(ctx, f)
 			f.Restored, f.Note = time.Now(), note
 			if err != nil {
 				f.Error = err.Error()
@@ -158,7 +170,8 @@ func (in *injector) runFaults(ctx context.Context, plan []Planned, start time.Ti
 
 // inject runs one fault to its end, restoring what it broke even when ctx
 // ends, and says what it hit.
-func (in *injector) inject(ctx context.Context, p Planned) (string, error) {
+func (in *injector) inject(ctx context.Context, f *Fault) (string, error) {
+	p := f.Planned
 	dir, bin, w := in.env.Dir, in.env.Bin, p.Target
 	switch p.Kind {
 	case PauseShort, PauseLong:
@@ -206,11 +219,11 @@ func (in *injector) inject(ctx context.Context, p Planned) (string, error) {
 	case SecretBroken:
 		return in.creds.breakFor(ctx, w, brokenFor)
 	case RemoteDelete:
-		return in.deleteRemote(ctx, w)
+		return in.deleteRemote(ctx, f)
 	case RemoteEvict:
-		return in.evictRemote(ctx, w)
+		return in.evictRemote(ctx, f)
 	case ManagerDeactivate:
-		return in.deactivateOnManager(ctx)
+		return in.deactivateOnManager(ctx, f)
 	case ForeignObject:
 		return in.foreignObject(ctx, w)
 	case CheckRecreate:
@@ -221,6 +234,16 @@ func (in *injector) inject(ctx context.Context, p Planned) (string, error) {
 		return in.quickJobs(ctx)
 	case ForbiddenPatch:
 		return in.forbiddenPatch(ctx)
+	case Partition:
+		return in.cutOff(ctx, w, faultproxy.Partition, in.lostTimeout+pauseLongExtra)
+	case Hang:
+		return in.cutOff(ctx, w, faultproxy.Hang, in.lostTimeout+pauseLongExtra)
+	case SlowLink:
+		return in.slowLink(ctx, w)
+	case CutOffAll:
+		return in.cutOffAll(ctx)
+	case RestartAfterDown:
+		return in.restartAfterDown(ctx, w)
 	}
 	return "", fmt.Errorf("unknown fault kind %q", p.Kind)
 }
@@ -294,9 +317,11 @@ func (in *injector) onLiveCopy(ctx context.Context, worker string, fault func(*J
 	}
 }
 
-// deleteRemote deletes a running copy on worker behind Courier's back.
-func (in *injector) deleteRemote(ctx context.Context, worker string) (string, error) {
+// deleteRemote deletes a running copy on its worker behind Courier's back.
+func (in *injector) deleteRemote(ctx context.Context, f *Fault) (string, error) {
+	worker := f.Target
 	return in.onLiveCopy(ctx, worker, func(job *Job, cp *Copy) (string, error) {
+		f.Hit = append(f.Hit, job.Name)
 		obj := jobObject(job.JobSpec, in.run)
 		obj.SetUID(cp.UID)
 		err := in.workers[worker].Delete(ctx, obj, client.Preconditions{UID: &cp.UID},
@@ -311,8 +336,10 @@ func (in *injector) deleteRemote(ctx context.Context, worker string) (string, er
 // evictRemote has the worker's Kueue evict a running copy, as its own
 // administrator would: it deactivates the Workload copy the job copy names
 // (spec.active false), and Kueue evicts it and suspends the job.
-func (in *injector) evictRemote(ctx context.Context, worker string) (string, error) {
+func (in *injector) evictRemote(ctx context.Context, f *Fault) (string, error) {
+	worker := f.Target
 	return in.onLiveCopy(ctx, worker, func(job *Job, cp *Copy) (string, error) {
+		f.Hit = append(f.Hit, job.Name)
 		c := in.workers[worker]
 		obj := jobObject(job.JobSpec, in.run)
 		if err := c.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
@@ -336,11 +363,12 @@ func (in *injector) evictRemote(ctx context.Context, worker string) (string, err
 // as its owner pausing it would, waits until Courier has removed the copy
 // from its worker, and activates the Workload again. It is activated
 // again in any case, once the wait is over.
-func (in *injector) deactivateOnManager(ctx context.Context) (string, error) {
+func (in *injector) deactivateOnManager(ctx context.Context, f *Fault) (string, error) {
 	job, cp, err := in.liveCopy(ctx, "", nil)
 	if err != nil {
 		return "", err
 	}
+	f.Hit = append(f.Hit, job.Name)
 	if job.Workload == "" {
 		return "", fmt.Errorf("no manager Workload recorded for %s", job.Name)
 	}

@@ -19,17 +19,26 @@ type Report struct {
 	Run     string    `json:"run"`
 	Began   time.Time `json:"began"`
 	Ended   time.Time `json:"ended"`
-	// WorkerLostTimeout is Courier's, read from its Configuration.
+	// WorkerLostTimeout and LostWorkerPolicy are Courier's, read from its
+	// Configuration.
 	WorkerLostTimeout time.Duration `json:"workerLostTimeout"`
+	LostWorkerPolicy  string        `json:"lostWorkerPolicy"`
 	// Quiet is when the last fault ended.
 	Quiet   time.Time `json:"quiet"`
 	Faults  []*Fault  `json:"faults"`
 	Foreign []Foreign `json:"foreign,omitempty"`
-	// Disconnections are the times Courier counted a worker out of use.
+	// Disconnections are the times Courier counted a worker out of use,
+	// as its WorkerClusters said, for reading the run; no check uses them.
 	Disconnections []Disconnection `json:"disconnections,omitempty"`
-	Outcomes       Outcomes        `json:"outcomes"`
-	Jobs           []Job           `json:"jobs"`
-	Invariants     []Invariant     `json:"invariants"`
+	// Overlaps are the jobs whose pods ran on two workers at once, from
+	// the workers' own API servers, longest first.
+	Overlaps []Overlap `json:"overlaps,omitempty"`
+	// RanAgain are the jobs that ran again after one of their pods had
+	// succeeded.
+	RanAgain   []string    `json:"ranAgain,omitempty"`
+	Outcomes   Outcomes    `json:"outcomes"`
+	Jobs       []Job       `json:"jobs"`
+	Invariants []Invariant `json:"invariants"`
 }
 
 // Outcomes count the jobs by how they ended.
@@ -90,6 +99,18 @@ func (r *Report) write(dir string, out io.Writer) error {
 	o := r.Outcomes
 	fmt.Fprintf(out, "\nJobs: %d submitted, %d finished %v, %d unfinished, %d refused at submission, %d dispatched more than once; final copies per worker %v\n",
 		o.Submitted, o.Finished, o.ByReason, o.Unfinished, o.Refused, o.Redispached, o.PerWorker)
+	fmt.Fprintf(out, "\nGround truth, from each worker's own API server (lost-worker policy %s, workerLostTimeout %s): %s\n",
+		r.LostWorkerPolicy, r.WorkerLostTimeout, overlapSummary(r.Overlaps))
+	if len(r.RanAgain) > 0 {
+		fmt.Fprintf(out, "%d jobs ran again after one of their pods had succeeded:\n", len(r.RanAgain))
+		for i, a := range r.RanAgain {
+			if i == 10 {
+				fmt.Fprintf(out, "      ... %d more in %s\n", len(r.RanAgain)-i, path)
+				break
+			}
+			fmt.Fprintf(out, "      %s\n", a)
+		}
+	}
 	fmt.Fprintln(out, "\nInvariants:")
 	var failed []string
 	for _, inv := range r.Invariants {

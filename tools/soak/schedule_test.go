@@ -1,6 +1,7 @@
 package soak
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -12,22 +13,25 @@ func TestPlanFaults(t *testing.T) {
 	cases := map[string]struct {
 		n      int
 		window time.Duration
+		kinds  []Kind
 		// wantLen is the number of faults planned.
 		wantLen int
 	}{
-		"fewer than the kinds are raised to one of each": {n: 1, window: 2 * time.Minute, wantLen: len(Kinds)},
-		"one of each kind":   {n: len(Kinds), window: 3 * time.Minute, wantLen: len(Kinds)},
-		"the full soak's 36": {n: 36, window: 500 * time.Second, wantLen: 36},
+		"fewer than the kinds are raised to one of each": {n: 1, window: 2 * time.Minute, kinds: Kinds, wantLen: len(Kinds)},
+		"one of each kind":                             {n: len(Kinds), window: 3 * time.Minute, kinds: Kinds, wantLen: len(Kinds)},
+		"the full soak's 36":                           {n: 36, window: 500 * time.Second, kinds: Kinds, wantLen: 36},
+		"the short soak's":                             {n: len(ShortKinds), window: 120 * time.Second, kinds: ShortKinds, wantLen: len(ShortKinds)},
+		"only the kinds planned once cannot be raised": {n: 5, window: time.Minute, kinds: []Kind{CutOffAll}, wantLen: 1},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			plan := planFaults(14, tc.n, tc.window, workers)
+			plan := planFaults(14, tc.n, tc.window, workers, tc.kinds)
 			if diff := cmp.Diff(tc.wantLen, len(plan)); diff != "" {
 				t.Fatalf("faults planned (-want +got):\n%s", diff)
 			}
-			seen := map[Kind]bool{}
+			seen := map[Kind]int{}
 			for i, p := range plan {
-				seen[p.Kind] = true
+				seen[p.Kind]++
 				if p.At <= 0 || p.At > tc.window {
 					t.Errorf("fault %d (%s) at %s, outside (0, %s]", i, p.Kind, p.At, tc.window)
 				}
@@ -35,17 +39,64 @@ func TestPlanFaults(t *testing.T) {
 					t.Errorf("fault %d (%s) at %s comes before fault %d at %s", i, p.Kind, p.At, i-1, plan[i-1].At)
 				}
 				wantWorker := workerScoped[p.Kind]
-				if gotWorker := p.Target != "courier" && p.Target != "manager"; gotWorker != wantWorker {
+				if gotWorker := slices.Contains(workers, p.Target); gotWorker != wantWorker {
 					t.Errorf("fault %d (%s) targets %q", i, p.Kind, p.Target)
 				}
 			}
-			for _, k := range Kinds {
-				if !seen[k] {
+			for _, k := range tc.kinds {
+				if seen[k] == 0 {
 					t.Errorf("no fault of kind %s", k)
 				}
+				if onlyOnce[k] && seen[k] > 1 {
+					t.Errorf("%d faults of kind %s, planned once", seen[k], k)
+				}
 			}
-			if diff := cmp.Diff(plan, planFaults(14, tc.n, tc.window, workers)); diff != "" {
+			for k := range seen {
+				if !slices.Contains(tc.kinds, k) {
+					t.Errorf("a fault of kind %s, not asked for", k)
+				}
+			}
+			if diff := cmp.Diff(plan, planFaults(14, tc.n, tc.window, workers, tc.kinds)); diff != "" {
 				t.Errorf("one seed planned two schedules (-first +second):\n%s", diff)
+			}
+		})
+	}
+}
+
+// The short soak that CI runs has one partition and leaves out the
+// partitions that take longest.
+func TestShortKinds(t *testing.T) {
+	if !slices.Contains(ShortKinds, Partition) {
+		t.Errorf("the short soak has no %s fault", Partition)
+	}
+	for _, k := range []Kind{Hang, SlowLink, CutOffAll, RestartAfterDown} {
+		if slices.Contains(ShortKinds, k) {
+			t.Errorf("the short soak has a %s fault", k)
+		}
+	}
+	if diff := cmp.Diff(len(Kinds)-4, len(ShortKinds)); diff != "" {
+		t.Errorf("kinds of the short soak (-want +got):\n%s", diff)
+	}
+}
+
+func TestLockTargets(t *testing.T) {
+	workers := []string{"worker-1", "worker-2"}
+	cases := map[string]struct {
+		p    Planned
+		want []string
+	}{
+		"a worker's fault holds its worker": {p: Planned{Kind: Partition, Target: "worker-2"}, want: []string{"worker-2"}},
+		"Courier's":                         {p: Planned{Kind: CourierKill, Target: courierTarget}, want: []string{courierTarget}},
+		"the manager's objects'":            {p: Planned{Kind: CheckRecreate, Target: managerTarget}, want: []string{managerTarget}},
+		"cut-off-all holds everything": {p: Planned{Kind: CutOffAll, Target: allWorkers},
+			want: []string{courierTarget, managerTarget, "worker-1", "worker-2"}},
+		"restart-after-down too": {p: Planned{Kind: RestartAfterDown, Target: "worker-1"},
+			want: []string{courierTarget, managerTarget, "worker-1", "worker-2"}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, lockTargets(tc.p, workers)); diff != "" {
+				t.Errorf("locks (-want +got):\n%s", diff)
 			}
 		})
 	}
