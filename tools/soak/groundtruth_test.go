@@ -56,8 +56,8 @@ func TestCheckOverlaps(t *testing.T) {
 			},
 			want: &Overlap{Job: "j", Workers: []string{"w1", "w2"}, For: 20 * time.Second, From: at(60), To: at(80)},
 		},
-		// Issue 40's partition: the job started again on w2 while w1 ran
-		// it on, twice.
+		// A partitioned worker runs its job on while it starts again
+		// elsewhere, twice.
 		"two overlaps count together": {
 			pods: []*PodRun{
 				{Worker: "w1", Pod: "p1", Running: at(0), Ended: at(50), Outcome: "Succeeded"},
@@ -142,8 +142,8 @@ func TestCheckUndisturbed(t *testing.T) {
 			wantRunning: 1, wantRestarted: true, wantMoved: true,
 			wantOffenderMentions: []string{"restarted", "moved"},
 		},
-		// Issue 40's cut-off: a job that ended while Courier could not
-		// see it was started again from scratch.
+		// A job that ended while Courier could not see it, started
+		// again from scratch.
 		"succeeded during the fault and run again": {
 			fault: cutOff,
 			pods: []*PodRun{

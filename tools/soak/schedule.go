@@ -10,9 +10,10 @@ import (
 // Kind is a kind of fault.
 type Kind string
 
-// The faults of issue 14, an eviction on either side, the manager's API
-// server killed, and the partitions of issue 40, each injected at least
-// once.
+// The faults: the workers' API servers, Courier, its credentials, the
+// copies and the manager's objects broken in turn, and Courier's links to
+// the workers cut, hung and slowed, each injected at least once when
+// asked for.
 const (
 	PauseShort        Kind = "apiserver-pause-short"
 	PauseLong         Kind = "apiserver-pause-long"
