@@ -1,5 +1,7 @@
-# Courier's controller image. Build from the repository root:
-#   docker build -t courier:dev .
+# Courier's image: the controller (/courier, the entrypoint) and the
+# worker-side fence (/courier-fence, config/worker/fence.yaml). Build from
+# the repository root:
+#   docker build -t courier:dev --build-arg VERSION=v0.1.0 --build-arg REVISION=$(git rev-parse HEAD) .
 FROM golang:1.26 AS build
 WORKDIR /src
 COPY go.mod go.sum ./
@@ -7,9 +9,15 @@ RUN go mod download
 COPY api/ api/
 COPY cmd/ cmd/
 COPY pkg/ pkg/
-RUN CGO_ENABLED=0 go build -trimpath -o /courier ./cmd/courier
+# The version and revision `courier --version` and courier_build_info report.
+ARG VERSION=v0.0.0-dev
+ARG REVISION=unknown
+ENV LDFLAGS="-X github.com/courierdev/courier/pkg/version.version=${VERSION} -X github.com/courierdev/courier/pkg/version.revision=${REVISION}"
+RUN CGO_ENABLED=0 go build -trimpath -ldflags "${LDFLAGS}" -o /courier ./cmd/courier && \
+    CGO_ENABLED=0 go build -trimpath -ldflags "${LDFLAGS}" -o /courier-fence ./cmd/courier-fence
 
 FROM gcr.io/distroless/static:nonroot
 COPY --from=build /courier /courier
+COPY --from=build /courier-fence /courier-fence
 USER 65532:65532
 ENTRYPOINT ["/courier"]

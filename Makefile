@@ -49,11 +49,20 @@ K8S_LDFLAGS := -X k8s.io/component-base/version.gitVersion=$(K8S_VERSION) \
 # soak, apart from the product.
 LAB_DIR := $(ROOT)/tools
 GO_DIRS := api cmd pkg test hack tools
+
+# The version and revision Courier's binaries report (pkg/version): the
+# nearest v* tag, else v0.0.0-dev, and the commit, "-dirty" with changes.
+VERSION ?= $(shell git describe --tags --match 'v*' --dirty 2>/dev/null || echo v0.0.0-dev)
+REVISION := $(shell git rev-parse HEAD 2>/dev/null)$(shell git diff --quiet HEAD 2>/dev/null || echo -dirty)
+VERSION_PKG := github.com/courierdev/courier/pkg/version
+GO_LDFLAGS := -X $(VERSION_PKG).version=$(VERSION) -X $(VERSION_PKG).revision=$(REVISION)
 GO_TEST_FLAGS ?=
 # test/manifests renders the chart and config/ with bin/helm and
 # bin/kustomize, and dry-runs them against kube-apiserver.
 INTEGRATION_PACKAGES := ./test/integration/... ./test/manifests/...
-UNIT_PACKAGES = $(shell go list ./... | grep -v -e /test/integration -e /test/manifests -e /e2e)
+# test/release checks what `make release` wrote; alone it builds a release
+# first, for every platform, which `make release` already does.
+UNIT_PACKAGES = $(shell go list ./... | grep -v -e /test/integration -e /test/manifests -e /test/release -e /e2e)
 
 ##@ General
 
@@ -80,10 +89,11 @@ demo-down: ## Stop the demo's clusters and processes.
 ##@ Development
 
 .PHONY: build
-build: ## Build bin/courier, bin/courier-local and bin/kubectl-courier.
-	go build -o $(BIN)/courier ./cmd/courier
+build: ## Build bin/courier, bin/courier-fence, bin/courier-local and bin/kubectl-courier, stamped with VERSION.
+	go build -ldflags "$(GO_LDFLAGS)" -o $(BIN)/courier ./cmd/courier
+	go build -ldflags "$(GO_LDFLAGS)" -o $(BIN)/courier-fence ./cmd/courier-fence
 	cd $(LAB_DIR) && go build -o $(BIN)/courier-local ./cmd/courier-local
-	go build -o $(BIN)/kubectl-courier ./cmd/kubectl-courier
+	go build -ldflags "$(GO_LDFLAGS)" -o $(BIN)/kubectl-courier ./cmd/kubectl-courier
 
 .PHONY: build-bench
 build-bench: ## Build bin/courier-bench, which runs the benchmarks and the soak.
@@ -94,14 +104,18 @@ generate: $(CONTROLLER_GEN) ## Generate deepcopy code.
 	$(CONTROLLER_GEN) object:headerFile=hack/boilerplate.go.txt paths=./api/...
 
 .PHONY: manifests
-manifests: $(CONTROLLER_GEN) ## Generate CRDs and RBAC.
+manifests: $(CONTROLLER_GEN) ## Generate CRDs and RBAC, the chart's copies of them, and the chart's README.
 	$(CONTROLLER_GEN) crd:generateEmbeddedObjectMeta=true rbac:roleName=manager-role paths=./api/v1alpha1/... paths=./pkg/... \
 		output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
-	@# The chart renders verbatim copies (templates/crds.yaml, templates/rbac.yaml),
-	@# naming them after the release.
-	rm -rf charts/courier/files/crds && mkdir -p charts/courier/files/crds charts/courier/files/rbac
+	@# The chart renders verbatim copies (templates/crds.yaml, templates/rbac.yaml,
+	@# templates/user-roles.yaml, templates/monitoring.yaml), naming them after the release.
+	rm -rf charts/courier/files/crds charts/courier/files/rbac charts/courier/files/prometheus
+	mkdir -p charts/courier/files/crds charts/courier/files/rbac charts/courier/files/prometheus
 	cp config/crd/bases/*.yaml charts/courier/files/crds/
-	cp config/rbac/role.yaml charts/courier/files/rbac/role.yaml
+	cp config/rbac/role.yaml config/rbac/*_viewer_role.yaml config/rbac/*_editor_role.yaml charts/courier/files/rbac/
+	cp config/components/prometheus/courier-dashboard.json config/components/prometheus/courier-alerts.yaml charts/courier/files/prometheus/
+	@# The chart's README documents every value from values.schema.json.
+	go run ./hack/chartreadme --chart charts/courier
 
 .PHONY: fmt
 fmt: ## Format the code.
@@ -126,6 +140,18 @@ verify: generate manifests lint ## Regenerate, lint, and fail if generated files
 	@git diff --exit-code -- api config charts || { echo "Generated files are stale: run 'make generate manifests' and commit."; exit 1; }
 	@untracked=$$(git ls-files --others --exclude-standard -- api config charts); \
 	if [ -n "$$untracked" ]; then echo "Generated files are not committed:"; echo "$$untracked"; exit 1; fi
+
+##@ Release
+
+RELEASE_DIR ?= $(ROOT)/_output/release/$(VERSION)
+IMAGE_REPOSITORY ?= courier
+export IMAGE_REPOSITORY
+
+.PHONY: release
+release: $(BIN)/helm $(BIN)/kustomize ## Write a release into _output/release/VERSION (make release VERSION=vX.Y.Z; IMAGE_REPOSITORY names the image), then check it: plugin archives, krew manifest, chart, install YAML, the image where Docker runs, SHA256SUMS.
+	@[ "$(origin VERSION)" != file ] || { echo "make release needs VERSION=vX.Y.Z"; exit 1; }
+	nice -n 10 hack/release.sh $(VERSION) $(RELEASE_DIR)
+	COURIER_RELEASE_DIR=$(RELEASE_DIR) COURIER_RELEASE_VERSION=$(VERSION) go test -count=1 ./test/release/
 
 ##@ Test
 

@@ -270,6 +270,7 @@ var _ = Describe("Losing a worker", Ordered, func() {
 		DeferCleanup(func(ctx context.Context) {
 			if !restarted {
 				workerControl(ctx, "COURIER_E2E_START_WORKER", lost.name)
+				awaitServing(ctx, lost)
 			}
 		})
 
@@ -297,6 +298,9 @@ var _ = Describe("Losing a worker", Ordered, func() {
 		}).WithTimeout(3 * time.Minute).Should(Succeed())
 		expectOnlyOn(ctx, tj, next)
 
+		By("waiting until the worker's nodes are Ready with their GPUs and its peers' webhooks admit what Courier creates there")
+		awaitServing(ctx, lost)
+
 		By("leaving the worker able to run pods again, for the specs after this one")
 		awaitPodsRun(ctx, lost)
 	})
@@ -306,12 +310,8 @@ var _ = Describe("Losing a worker", Ordered, func() {
 // cluster has a new identity, and runs no pod until the node leases its
 // predecessor held expire: kwokctl gives them 200 s.
 func awaitPodsRun(ctx context.Context, w cluster) {
-	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: "e2e-probe-" + rand.String(5), Namespace: namespace},
-		Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever,
-			Containers: []corev1.Container{{Name: "c", Image: "busybox"}}},
-	}
-	Expect(w.client.Create(ctx, pod)).To(Succeed())
+	pod := probePod("e2e-probe-" + rand.String(5))
+	createAdmitted(ctx, w, pod)
 	DeferCleanup(func(ctx context.Context) {
 		Expect(client.IgnoreNotFound(w.client.Delete(ctx, pod))).To(Succeed())
 	})

@@ -33,6 +33,13 @@ const (
 	// onceRunFor is how long the pods of every other TrainJob run, so that
 	// status changes keep coming while others are dispatched and finish.
 	onceRunFor = 20 * time.Second
+	// onceStall fails the wait for the TrainJobs to complete when none has
+	// completed for this long. On kind their pods really run, about one at
+	// a time per worker, so the time all of them take follows the load of
+	// the machine; a stall does not.
+	onceStall = 3 * time.Minute
+	// onceLimit bounds that wait however steadily they complete.
+	onceLimit = 15 * time.Minute
 	// runLabel tells this spec's TrainJobs apart, for its cleanup.
 	runLabel = "e2e.courier.dev/run"
 )
@@ -67,6 +74,7 @@ var _ = Describe("Exactly once, under load", func() {
 
 		By("waiting until every TrainJob is Complete on the manager")
 		local := map[string]*trainer.TrainJob{}
+		completed, progressed := 0, time.Now()
 		Eventually(func(g Gomega) {
 			list := &trainer.TrainJobList{}
 			g.Expect(manager.client.List(ctx, list, client.InNamespace(namespace), client.MatchingLabels{runLabel: run})).To(Succeed())
@@ -79,6 +87,9 @@ var _ = Describe("Exactly once, under load", func() {
 				}
 			}
 			g.Expect(local).To(HaveLen(onceJobs))
+			if n := onceJobs - len(incomplete); n > completed {
+				completed, progressed = n, time.Now()
+			}
 			// The last few are described with their copies, for a spec
 			// that times out on them.
 			if n := len(incomplete); n > 0 && n <= 5 {
@@ -86,8 +97,12 @@ var _ = Describe("Exactly once, under load", func() {
 					incomplete[i] = fmt.Sprintf("%s: manager has %s; copies: %s", name, describe(local[name]), copiesOf(logs, name))
 				}
 			}
+			if len(incomplete) > 0 && time.Since(progressed) > onceStall {
+				StopTrying(fmt.Sprintf("no TrainJob completed for %s; %d of %d not Complete: %v",
+					onceStall, len(incomplete), onceJobs, incomplete)).Now()
+			}
 			g.Expect(incomplete).To(BeEmpty(), "%d of %d not Complete", len(incomplete), onceJobs)
-		}).WithTimeout(6 * time.Minute).WithPolling(2 * time.Second).Should(Succeed())
+		}).WithTimeout(onceLimit).WithPolling(2 * time.Second).Should(Succeed())
 		AddReportEntry("all TrainJobs Complete on the manager after", time.Since(start).Round(time.Second))
 
 		By("waiting until every Workload is Finished, with Courier's check Ready, and every copy is deleted")

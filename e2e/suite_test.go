@@ -11,7 +11,8 @@
 //	COURIER_E2E_MANAGER_KUBECONFIG  the manager's kubeconfig
 //	COURIER_E2E_WORKERS             name=kubeconfig,... one per worker, named as its WorkerCluster
 //	COURIER_E2E_STOP_WORKER         a command that stops a worker's API server; the worker's name is appended
-//	COURIER_E2E_START_WORKER        a command that starts it again
+//	COURIER_E2E_START_WORKER        a command that starts it again; it may return once the API server
+//	                                answers: the suite waits for the nodes and webhooks itself
 package e2e
 
 import (
@@ -52,7 +53,7 @@ func TestE2E(t *testing.T) {
 	RunSpecs(t, "Courier e2e suite")
 }
 
-var _ = BeforeSuite(func() {
+var _ = BeforeSuite(func(ctx context.Context) {
 	SetDefaultEventuallyTimeout(2 * time.Minute)
 	SetDefaultEventuallyPollingInterval(500 * time.Millisecond)
 	manager = connect("manager", mustEnv("COURIER_E2E_MANAGER_KUBECONFIG"))
@@ -62,6 +63,9 @@ var _ = BeforeSuite(func() {
 		workers = append(workers, connect(name, path))
 	}
 	Expect(len(workers)).To(BeNumerically(">=", 2), "the suite needs two workers")
+	// An environment just set up may not serve yet what its Deployments
+	// report Available for.
+	recordServing(ctx)
 })
 
 func mustEnv(name string) string {

@@ -32,13 +32,23 @@ HELM=$root/bin/helm
 KUSTOMIZE=$root/bin/kustomize
 start=$SECONDS
 step() { echo "e2e-kind: [$((SECONDS - start))s] $*" >&2; }
+# phase NAME ends the phase running and starts NAME; the summary at the end
+# gives each one's time, the figures the README quotes.
+phases=() phase_name= phase_start=$SECONDS
+duration() { printf '%dm%02ds' $(($1 / 60)) $(($1 % 60)); }
+phase() {
+  [ -z "$phase_name" ] || phases+=("$phase_name $(duration $((SECONDS - phase_start)))")
+  phase_name=$1 phase_start=$SECONDS
+}
 
+phase docker
 docker_started=
 if ! timeout 20 docker info >/dev/null 2>&1; then docker_started=1; fi
 hack/kind/docker-up.sh "$dir"
 
 cleanup() {
   rc=$?
+  phase teardown
   if [ "$rc" -ne 0 ]; then
     mkdir -p "$root/_artifacts/kind"
     for c in "${clusters[@]}"; do timeout 300 "$KIND" export logs "$root/_artifacts/kind/$c" --name "$c" >/dev/null 2>&1 || true; done
@@ -51,12 +61,17 @@ cleanup() {
   else
     step "clusters kept: kubeconfigs in $dir; '$KIND delete cluster --name NAME' and 'docker rm -f $registry' remove them"
   fi
+  phase ""
   step "done, rc=$rc"
+  # One line to record the run by: the tree it ran, its phases, its result.
+  echo "e2e-kind: $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- . 2>/dev/null || echo +changes)" \
+    "$(date -u +%Y-%m-%dT%H:%MZ): ${phases[*]/%/,} total $(duration $((SECONDS - start))), rc=$rc" >&2
   exit "$rc"
 }
 trap cleanup EXIT
 trap "exit 143" TERM INT
 
+phase images
 step "images (make kind-images)"
 make --no-print-directory kind-images >&2
 go -C tools build -o ../bin/courier-local ./cmd/courier-local
@@ -71,6 +86,7 @@ kubeadmConfigPatches:
   kind: KubeletConfiguration
   failCgroupV1: false
 EOF
+phase clusters
 for c in "${clusters[@]}"; do
   timeout 120 "$KIND" delete cluster --name "$c" >/dev/null 2>&1 || true
 done
@@ -86,6 +102,7 @@ k() { "$KUBECTL" --kubeconfig "$dir/$1.kubeconfig" "${@:2}"; }
 
 # 2. The registry the nodes pull through, on kind's network, holding the
 # images the manifests and the e2e pods name.
+phase peers+chart
 step "registry"
 docker rm -f "$registry" >/dev/null 2>&1 || true
 docker run -d --name "$registry" --network kind -p "127.0.0.1:$registry_port:5000" "$REGISTRY_IMAGE" >/dev/null
@@ -184,6 +201,7 @@ step "Courier (Helm chart)"
 step "configure dispatch"
 bin/courier-local configure --dir "$dir" --workers 2
 
+phase suite
 step "e2e suite"
 # shellcheck disable=SC2086
 COURIER_E2E_MANAGER_KUBECONFIG=$dir/manager.kubeconfig \

@@ -18,6 +18,29 @@ const (
 	// WorkerClusterRuntimePatchValid is False when spec.runtimePatch breaks
 	// Trainer's rules; TrainJobs are then not sent to the worker.
 	WorkerClusterRuntimePatchValid = "RuntimePatchValid"
+
+	// WorkerClusterFenceReady is True when a fence answered on the worker
+	// the last time Courier reached it, and Courier's heartbeat reaches
+	// that fence: under the Fenced policy, only such a worker's jobs ever
+	// move when it is lost.
+	WorkerClusterFenceReady = "FenceReady"
+)
+
+// Reasons of the WorkerCluster FenceReady condition.
+const (
+	// ReasonFenceAnswering: the fence renews its Lease and Courier's
+	// heartbeat reaches it; the message says whether it reads the manager.
+	ReasonFenceAnswering = "FenceAnswering"
+	// ReasonNoFence: no fence answers on the worker (none installed, or in
+	// another namespace than fence.namespace): under the Fenced policy its
+	// jobs never move when it is lost.
+	ReasonNoFence = "NoFence"
+	// ReasonHeartbeatFailing: Courier cannot renew its heartbeat there (its
+	// RBAC on the worker, say); the fence will stop Courier's copies.
+	ReasonHeartbeatFailing = "HeartbeatFailing"
+	// ReasonFenceStopping: the fence is stopping Courier's copies there:
+	// Courier's heartbeat has not reached it for its timeout.
+	ReasonFenceStopping = "FenceStopping"
 )
 
 // Reasons of the WorkerCluster RuntimePatchValid condition.
@@ -87,6 +110,10 @@ const (
 	// ReasonConnecting: the first connection attempt is under way (status
 	// Unknown).
 	ReasonConnecting = "Connecting"
+	// ReasonSelfFault: the worker is out of reach together with most
+	// others, which Courier takes for a fault on its own side: none of
+	// their jobs moves until they are back.
+	ReasonSelfFault = "SelfFaultSuspected"
 )
 
 // Reasons of the WorkerCluster KindsAvailable condition.
@@ -189,6 +216,15 @@ const (
 	// webhook it cannot call because the worker's Kueue or Trainer is
 	// down); that worker is passed over for a while.
 	EventCreateFailed = "CreateFailed"
+	// EventKeptOnLostWorker: a worker lost for longer than
+	// workerLostTimeout keeps its job: its lostWorkerPolicy is Never, or
+	// Fenced with no fence answering there, or Courier takes the loss for
+	// a fault of its own. The job goes on when the worker is back.
+	EventKeptOnLostWorker = "KeptOnLostWorker"
+	// EventWorkerRevoked: Courier gave a lost worker up under the Fenced
+	// policy; its fence stops Courier's copies there, and their jobs move
+	// a fence's margin later.
+	EventWorkerRevoked = "WorkerRevoked"
 	// EventDeleteRefused: a worker refused to delete one of Courier's
 	// copies, or to release its finalizers (an admission policy there, say);
 	// Courier tries again with a growing backoff, and carries the rest of

@@ -14,6 +14,7 @@ import (
 	"github.com/courierdev/courier/pkg/controllermanager"
 	"github.com/courierdev/courier/pkg/lazylog"
 	"github.com/courierdev/courier/pkg/memlimit"
+	"github.com/courierdev/courier/pkg/version"
 )
 
 func main() {
@@ -27,9 +28,14 @@ func run() error {
 	// controller-runtime registers --kubeconfig on flag.CommandLine.
 	configPath := flag.String("config", "", "Path to the Configuration file (config.courier.dev/v1alpha1). Empty means all defaults.")
 	pprofAddr := flag.String("pprof-bind-address", "", "TCP address to serve net/http/pprof on, for profiling; empty turns it off.")
+	showVersion := flag.Bool("version", false, "Print Courier's version and exit.")
 	logOpts := zap.Options{}
 	logOpts.BindFlags(flag.CommandLine)
 	flag.Parse()
+	if *showVersion {
+		fmt.Println("courier", version.Get())
+		return nil
+	}
 
 	// Most passes write no entry: the values controller-runtime gives each
 	// reconcile's logger are encoded only for the entries written.
@@ -64,6 +70,6 @@ func run() error {
 	if _, err := controllermanager.Setup(mgr, cfg); err != nil {
 		return err
 	}
-	log.Info("Starting manager", "origin", cfg.Origin, "namespace", cfg.Namespace)
+	log.Info("Starting manager", "version", version.Get().Version, "revision", version.Get().Revision, "origin", cfg.Origin, "namespace", cfg.Namespace)
 	return mgr.Start(ctrl.SetupSignalHandler())
 }

@@ -13,7 +13,8 @@ import (
 
 // ClustersReport is what kubectl courier clusters shows.
 type ClustersReport struct {
-	Clusters []ClusterSummary `json:"clusters"`
+	metav1.TypeMeta `json:",inline"`
+	Clusters        []ClusterSummary `json:"clusters"`
 }
 
 // ClusterSummary is one WorkerCluster: its connection, capacity and jobs.

@@ -1,10 +1,10 @@
 // Package cli implements kubectl courier, a kubectl plugin that answers
 // "where is my job and why is it waiting" from the manager cluster: the
-// job's placement, Courier's admission check, the remote Workload on its
-// worker and the events on both sides (status), the WorkerClusters
-// (clusters), and each worker's part in a waiting job's placement
-// (explain). It reads what Courier records and reaches workers with the
-// kubeconfigs Courier itself uses.
+// job's placement, Courier's admission check, its worker's connection,
+// the job's status Courier mirrors from there, and the events (status),
+// the WorkerClusters (clusters), and each worker's part in a waiting
+// job's placement (explain). It reads only objects on the manager, what
+// Courier records there: never the workers, so never their credentials.
 package cli
 
 import (
@@ -18,24 +18,20 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	configv1alpha1 "github.com/courierdev/courier/api/config/v1alpha1"
 	"github.com/courierdev/courier/pkg/controllermanager"
 )
 
-// requestTimeout bounds every request to the manager and to the workers,
-// so that a worker out of reach costs seconds, not a hung command.
+// requestTimeout bounds every request to the manager, so that a manager
+// out of reach costs seconds, not a hung command.
 const requestTimeout = 10 * time.Second
 
 // options are the flags every command shares.
 type options struct {
 	config  *genericclioptions.ConfigFlags
 	streams genericiooptions.IOStreams
-	// output is "table", "json" or "yaml".
-	output string
-	// courierNamespace is where Courier keeps the workers' kubeconfig
-	// Secrets.
-	courierNamespace string
-	// events is how many events of each side status shows.
+	// out is how the command prints: -o, --no-headers, -A.
+	out output
+	// events is how many events status shows.
 	events int
 	// now is the clock, for ages in tables.
 	now func() time.Time
@@ -51,7 +47,7 @@ func NewCommand(streams genericiooptions.IOStreams) *cobra.Command {
 	root := &cobra.Command{
 		Use:           "kubectl-courier",
 		Short:         "Where Courier dispatched a job, and why it waits",
-		Long:          "kubectl courier reads, on the manager cluster, what Courier records about jobs and worker clusters, and reaches the workers with the kubeconfigs Courier uses. See docs/kubectl-courier.md.",
+		Long:          "kubectl courier reads, on the manager cluster, what Courier records about jobs and worker clusters; it never reaches the workers. See docs/kubectl-courier.md.",
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		// Help and usage name the command as kubectl users type it.
@@ -61,27 +57,37 @@ func NewCommand(streams genericiooptions.IOStreams) *cobra.Command {
 	root.SetOut(streams.Out)
 	root.SetErr(streams.ErrOut)
 	o.config.AddFlags(root.PersistentFlags())
-	root.PersistentFlags().StringVarP(&o.output, "output", "o", "table", "Output format: table, json or yaml.")
-	root.PersistentFlags().StringVar(&o.courierNamespace, "courier-namespace", configv1alpha1.DefaultNamespace,
-		"Courier's namespace on the manager, where the workers' kubeconfig Secrets are (the Configuration's namespace).")
-	root.AddCommand(o.statusCommand(), o.clustersCommand(), o.explainCommand())
+	root.PersistentFlags().StringVarP(&o.out.format, "output", "o", outputHuman,
+		"Output format: wide, name, json, yaml, jsonpath=..., jsonpath-file=..., go-template=..., go-template-file=...; empty is the view for people.")
+	root.PersistentFlags().BoolVar(&o.out.noHeaders, "no-headers", false, "Print tables without their header row.")
+	root.PersistentFlags().BoolVarP(&o.out.allNamespaces, "all-namespaces", "A", false, "List the jobs of every namespace (status without a job).")
+	root.AddCommand(o.statusCommand(), o.clustersCommand(), o.explainCommand(), o.versionCommand())
 	return root
 }
 
 func (o *options) statusCommand() *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "status [TYPE/]NAME",
-		Short: "Where a job runs: its worker, Courier's check, the remote Workload and the last events on both sides",
+		Use:   "status [[TYPE/]NAME]",
+		Short: "Where a job runs: its worker and its connection, Courier's check, the job's mirrored status and the last events; without a job, where each job is",
 		Example: `  kubectl courier status my-trainjob
-  kubectl courier status job.batch/my-job -n team-a -o yaml`,
-		Args: exactlyOneJob,
+  kubectl courier status job.batch/my-job -n team-a -o yaml
+  kubectl courier status -A -o wide`,
+		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return o.run(cmd.Context(), func(ctx context.Context, c *clients) (report, error) {
+					return gatherJobs(ctx, c, o.out.allNamespaces)
+				})
+			}
+			if err := oneNamespace(o.out); err != nil {
+				return err
+			}
 			return o.run(cmd.Context(), func(ctx context.Context, c *clients) (report, error) {
 				return gatherStatus(ctx, c, args[0], o.events)
 			})
 		},
 	}
-	cmd.Flags().IntVar(&o.events, "events", 5, "How many of the last events to show on each side.")
+	cmd.Flags().IntVar(&o.events, "events", 5, "How many of the last events to show.")
 	return cmd
 }
 
@@ -91,6 +97,8 @@ func (o *options) clustersCommand() *cobra.Command {
 		Short: "The WorkerClusters: connection, capacity and the jobs placed on or nominated for each",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			// WorkerClusters have no namespace: -A changes nothing.
+			o.out.allNamespaces = false
 			return o.run(cmd.Context(), gatherClusters)
 		},
 	}
@@ -104,6 +112,9 @@ func (o *options) explainCommand() *cobra.Command {
   kubectl courier explain job.batch/my-job -n team-a -o json`,
 		Args: exactlyOneJob,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := oneNamespace(o.out); err != nil {
+				return err
+			}
 			return o.run(cmd.Context(), func(ctx context.Context, c *clients) (report, error) {
 				return gatherExplain(ctx, c, args[0])
 			})
@@ -118,10 +129,18 @@ func exactlyOneJob(_ *cobra.Command, args []string) error {
 	return nil
 }
 
+// oneNamespace refuses -A for a named job, which is in one namespace.
+func oneNamespace(out output) error {
+	if out.allNamespaces {
+		return fmt.Errorf("a job is named in one namespace: pick it with -n; -A lists every job, with kubectl courier status -A")
+	}
+	return nil
+}
+
 // run checks the output format, connects to the manager, gathers a
 // report and prints it.
 func (o *options) run(ctx context.Context, gather func(context.Context, *clients) (report, error)) error {
-	if err := checkOutput(o.output); err != nil {
+	if err := o.out.check(); err != nil {
 		return err
 	}
 	if ctx == nil {
@@ -135,7 +154,8 @@ func (o *options) run(ctx context.Context, gather func(context.Context, *clients
 	if err != nil {
 		return err
 	}
-	return printReport(o.streams.Out, o.output, r, o.now())
+	o.out.now = o.now()
+	return o.out.print(o.streams.Out, r)
 }
 
 // clients are what the commands read with.
@@ -143,11 +163,8 @@ type clients struct {
 	manager client.Client
 	mapper  meta.RESTMapper
 	// namespace is the one of -n, or the kubeconfig context's.
-	namespace        string
-	courierNamespace string
-	// connect reaches a worker as Courier does.
-	connect func(ctx context.Context, worker string) (client.Client, error)
-	now     time.Time
+	namespace string
+	now       time.Time
 }
 
 func (o *options) clients() (*clients, error) {
@@ -169,9 +186,5 @@ func (o *options) clients() (*clients, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading the namespace from the kubeconfig: %w", err)
 	}
-	c := &clients{manager: manager, mapper: mapper, namespace: ns, courierNamespace: o.courierNamespace, now: o.now()}
-	c.connect = func(ctx context.Context, worker string) (client.Client, error) {
-		return connectWorker(ctx, manager, o.courierNamespace, worker)
-	}
-	return c, nil
+	return &clients{manager: manager, mapper: mapper, namespace: ns, now: o.now()}, nil
 }

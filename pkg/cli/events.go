@@ -14,11 +14,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// Event is one event on the job or its Workload, on the manager or a
-// worker.
+// Event is one event on the job or its Workload, on the manager.
 type Event struct {
-	// Cluster is "manager" or the worker's name.
-	Cluster string      `json:"cluster"`
 	Object  string      `json:"object"`
 	Type    string      `json:"type"`
 	Reason  string      `json:"reason"`
@@ -49,16 +46,15 @@ func listEvents(ctx context.Context, c client.Client, side string, objs []object
 		}
 		all = append(all, list.Items...)
 	}
-	return lastEvents(side, all, n), "", nil
+	return lastEvents(all, n), "", nil
 }
 
 // lastEvents turns events into Events and keeps the last n, oldest first.
-func lastEvents(side string, events []corev1.Event, n int) []Event {
+func lastEvents(events []corev1.Event, n int) []Event {
 	out := make([]Event, 0, len(events))
 	for i := range events {
 		e := &events[i]
 		out = append(out, Event{
-			Cluster: side,
 			Object:  e.InvolvedObject.Kind + "/" + e.InvolvedObject.Name,
 			Type:    e.Type,
 			Reason:  e.Reason,

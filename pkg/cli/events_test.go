@@ -35,7 +35,7 @@ func TestLastEvents(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			got := []string{}
-			for _, e := range lastEvents("manager", []corev1.Event{newAPI, core, repeated, created}, tc.n) {
+			for _, e := range lastEvents([]corev1.Event{newAPI, core, repeated, created}, tc.n) {
 				got = append(got, e.Reason)
 			}
 			if diff := cmp.Diff(tc.want, got); diff != "" {

@@ -25,10 +25,11 @@ import (
 
 // ExplainReport is what kubectl courier explain shows of a job.
 type ExplainReport struct {
-	Job      JobRef       `json:"job"`
-	Workload string       `json:"workload,omitempty"`
-	Location Location     `json:"location"`
-	Check    *CheckStatus `json:"check,omitempty"`
+	metav1.TypeMeta `json:",inline"`
+	Job             JobRef       `json:"job"`
+	Workload        string       `json:"workload,omitempty"`
+	Location        Location     `json:"location"`
+	Check           *CheckStatus `json:"check,omitempty"`
 	// Why answers, in a sentence, why the job is where it is.
 	Why     string          `json:"why"`
 	Policy  *PolicySummary  `json:"policy,omitempty"`
@@ -56,6 +57,8 @@ type WorkerVerdict struct {
 	Nominated bool `json:"nominated"`
 	// Reason says why it was passed over, or why it has no room now.
 	Reason string `json:"reason,omitempty"`
+	// Capacity is its WorkerCluster's capacity summary, used/nominal.
+	Capacity string `json:"capacity,omitempty"`
 }
 
 func gatherExplain(ctx context.Context, c *clients, arg string) (report, error) {
@@ -178,6 +181,9 @@ func explainWorkers(in explainInput) ([]WorkerVerdict, placement.Decision) {
 	out := make([]WorkerVerdict, 0, len(d.Considered))
 	for _, v := range d.Considered {
 		wv := WorkerVerdict{Name: v.Cluster, Eligible: v.Eligible, Nominated: nominated.Has(v.Cluster), Reason: v.Reason}
+		if wc := in.workers[v.Cluster]; wc != nil {
+			wv.Capacity = wc.Status.CapacitySummary
+		}
 		if v.Eligible {
 			var why string
 			wv.RoomNow, why = placement.FitsNow(in.plan.Workload, byName[v.Cluster].Capacity)

@@ -2,152 +2,163 @@ package cli
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
-	"strconv"
+	"reflect"
 	"strings"
 	"text/tabwriter"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/duration"
-	"sigs.k8s.io/yaml"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/cli-runtime/pkg/printers"
 )
 
-// report is a command's result: printed as a table, or as JSON or YAML
-// through its json tags, which are the stable interface for scripts.
+// reportGroupVersion names the reports in JSON and YAML: cli-runtime's
+// printers require a kind, and it tells a script what it reads.
+var reportGroupVersion = schema.GroupVersion{Group: "kubectl.courier.dev", Version: "v1alpha1"}
+
+// report is a command's result. Its json tags are the stable interface
+// for scripts (-o json, yaml, jsonpath, go-template); its human view, the
+// default and -o wide, is for people and may change.
 type report interface {
-	table(w io.Writer, now time.Time)
+	runtime.Object
+	// human writes the view for people, printing its tables with out.
+	human(w io.Writer, out *output) error
+	// named are the objects -o name names: the job, or the workers.
+	named() []runtime.Object
 }
 
-// Output formats.
+// Output formats besides cli-runtime's.
 const (
-	outputTable = "table"
-	outputJSON  = "json"
-	outputYAML  = "yaml"
+	outputHuman = ""
+	outputWide  = "wide"
+	outputName  = "name"
 )
 
-func checkOutput(format string) error {
-	switch format {
-	case outputTable, outputJSON, outputYAML:
+// output is how a command prints, from -o, --no-headers and -A.
+type output struct {
+	format        string
+	noHeaders     bool
+	allNamespaces bool
+	now           time.Time
+}
+
+// printFlags are cli-runtime's printers for format: json, yaml, name,
+// jsonpath=..., go-template=... and their -file variants.
+func printFlags(format *string) *genericclioptions.PrintFlags {
+	pf := genericclioptions.NewPrintFlags("")
+	pf.OutputFormat = format
+	return pf
+}
+
+// check refuses a format before anything is read.
+func (o *output) check() error {
+	if o.format == outputHuman || o.format == outputWide {
 		return nil
 	}
-	return fmt.Errorf("--output %q is not a format kubectl courier prints; use table, json or yaml", format)
+	if _, err := printFlags(&o.format).ToPrinter(); err != nil {
+		if genericclioptions.IsNoCompatiblePrinterError(err) {
+			formats := append([]string{outputWide}, printFlags(&o.format).AllowedFormats()...)
+			return fmt.Errorf("--output %q is not a format kubectl courier prints; use one of %s", o.format, strings.Join(formats, ", "))
+		}
+		return fmt.Errorf("--output %q: %w", o.format, err)
+	}
+	return nil
 }
 
-// printReport writes a report in a format checked by checkOutput.
-func printReport(w io.Writer, format string, r report, now time.Time) error {
-	var data []byte
-	var err error
-	switch format {
-	case outputJSON:
-		data, err = json.MarshalIndent(r, "", "  ")
-		data = append(data, '\n')
-	case outputYAML:
-		data, err = yaml.Marshal(r)
-	default:
-		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-		r.table(tw, now)
-		return tw.Flush()
+// print writes a report in the format checked by check.
+func (o *output) print(w io.Writer, r report) error {
+	if o.format == outputHuman || o.format == outputWide {
+		return r.human(w, o)
 	}
+	p, err := printFlags(&o.format).ToPrinter()
 	if err != nil {
-		return fmt.Errorf("encoding the report as %s: %w", format, err)
+		return err
 	}
-	_, err = w.Write(data)
-	return err
-}
-
-func (r *StatusReport) table(w io.Writer, now time.Time) {
-	row(w, "JOB:", r.Job.String())
-	if r.Workload != "" {
-		row(w, "WORKLOAD:", r.Workload, joinNonEmpty(" - ", r.WorkloadState, r.WorkloadMessage))
+	r.GetObjectKind().SetGroupVersionKind(reportGroupVersion.WithKind(reportKind(r)))
+	if o.format != outputName {
+		return p.PrintObj(r, w)
 	}
-	row(w, "WHERE:", r.Summary)
-	if r.Check != nil {
-		row(w, "CHECK:", r.Check.Name, joinNonEmpty(" - ", r.Check.State, r.Check.Message))
-	} else if r.Workload != "" {
-		row(w, "CHECK:", "none of Courier's on the Workload")
+	named := r.named()
+	if len(named) == 0 {
+		return errors.New("-o name: this command names no object; use -o json or yaml")
 	}
-	if rs := r.Remote; rs != nil {
-		switch {
-		case rs.Error != "":
-			row(w, "REMOTE:", rs.Cluster, "unreadable: "+rs.Error)
-		case !rs.Found:
-			row(w, "REMOTE:", rs.Cluster, "no Workload copy", jobCopy(rs.JobFound))
-		default:
-			row(w, "REMOTE:", rs.Cluster, joinNonEmpty(" - ", rs.State, rs.Message), jobCopy(rs.JobFound))
+	for _, obj := range named {
+		if err := p.PrintObj(obj, w); err != nil {
+			return err
 		}
 	}
-	for _, n := range r.Notes {
-		row(w, "NOTE:", n)
-	}
-	fmt.Fprintln(w)
-	if len(r.Events) == 0 {
-		fmt.Fprintln(w, "No events.")
-		return
-	}
-	row(w, "CLUSTER", "OBJECT", "TYPE", "REASON", "AGE", "MESSAGE")
-	for _, e := range r.Events {
-		row(w, e.Cluster, e.Object, e.Type, e.Reason, age(e.Last.Time, now), oneLine(e.Message))
-	}
+	return nil
 }
 
-func jobCopy(found bool) string {
-	if found {
-		return "job copy present"
-	}
-	return "no job copy"
+// table prints rows with cli-runtime's table printer: headers unless
+// --no-headers, the columns of priority 1 with -o wide, and a NAMESPACE
+// column first with -A, from each row's object.
+func (o *output) table(w io.Writer, t *metav1.Table) error {
+	return printers.NewTablePrinter(printers.PrintOptions{
+		NoHeaders:     o.noHeaders,
+		Wide:          o.format == outputWide,
+		WithNamespace: o.allNamespaces,
+	}).PrintObj(t, w)
 }
 
-func (r *ClustersReport) table(w io.Writer, _ time.Time) {
-	if len(r.Clusters) == 0 {
-		fmt.Fprintln(w, "No WorkerClusters.")
-		return
+// columns defines table columns: those of wide show with -o wide only.
+func columns(names []string, wide ...string) []metav1.TableColumnDefinition {
+	var out []metav1.TableColumnDefinition
+	for _, n := range names {
+		out = append(out, metav1.TableColumnDefinition{Name: n, Type: "string"})
 	}
-	row(w, "NAME", "ACTIVE", "REASON", "DRAINING", "PLACED", "WAITING", "CAPACITY")
-	for _, c := range r.Clusters {
-		row(w, c.Name, c.Active, dash(c.Reason), yesNo(c.Draining), strconv.Itoa(c.Jobs.Placed), strconv.Itoa(c.Jobs.Waiting), dash(c.Capacity))
+	for _, n := range wide {
+		out = append(out, metav1.TableColumnDefinition{Name: n, Type: "string", Priority: 1})
 	}
+	return out
 }
 
-func (r *ExplainReport) table(w io.Writer, _ time.Time) {
-	row(w, "JOB:", r.Job.String())
-	if r.Workload != "" {
-		row(w, "WORKLOAD:", r.Workload)
-	}
-	if r.Check != nil {
-		row(w, "CHECK:", r.Check.Name, joinNonEmpty(" - ", r.Check.State, r.Check.Message))
-	}
-	row(w, "WHY:", r.Why)
-	if p := r.Policy; p != nil {
-		row(w, "POLICY:", p.Name, "strategy "+p.Strategy, "clusters "+dash(strings.Join(p.Clusters, ",")))
-		if p.Filter != "" {
-			row(w, "FILTER:", oneLine(p.Filter))
-		}
-		if p.Score != "" {
-			row(w, "SCORE:", oneLine(p.Score))
-		}
-	}
-	if len(r.Workers) == 0 {
-		return
-	}
-	fmt.Fprintln(w)
-	row(w, "WORKER", "ELIGIBLE", "ROOM NOW", "NOMINATED", "REASON")
-	for _, v := range r.Workers {
-		row(w, v.Name, yesNo(v.Eligible), roomNow(v), yesNo(v.Nominated), dash(oneLine(v.Reason)))
-	}
+// tableRow is one row of cells, about obj (for its namespace with -A).
+func tableRow(obj runtime.Object, cells ...any) metav1.TableRow {
+	return metav1.TableRow{Cells: cells, Object: runtime.RawExtension{Object: obj}}
 }
 
-// roomNow is unknown for a worker passed over before its room was asked.
-func roomNow(v WorkerVerdict) string {
-	if !v.Eligible {
-		return "-"
-	}
-	return yesNo(v.RoomNow)
+// detail writes a block of "KEY:" lines, aligned, as kubectl describe does.
+type detail struct{ tw *tabwriter.Writer }
+
+func newDetail(w io.Writer) detail { return detail{tw: tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)} }
+
+func (f detail) row(cells ...string) { fmt.Fprintln(f.tw, strings.Join(cells, "\t")) }
+
+func (f detail) flush() error { return f.tw.Flush() }
+
+// object names a Kubernetes object for -o name and for the namespace
+// column of -A.
+func object(gvk schema.GroupVersionKind, namespace, name string) runtime.Object {
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(gvk)
+	u.SetNamespace(namespace)
+	u.SetName(name)
+	return u
 }
 
-// row writes tab-separated cells as one table line.
-func row(w io.Writer, cells ...string) {
-	fmt.Fprintln(w, strings.Join(cells, "\t"))
+// reportKind is the kind of a report in JSON and YAML: its type's name.
+func reportKind(r report) string { return reflect.TypeOf(r).Elem().Name() }
+
+// deepCopy copies a report through JSON, for runtime.Object: reports are
+// small, printed once, and always encodable.
+func deepCopy[T any](in *T) *T {
+	data, err := json.Marshal(in)
+	if err != nil {
+		panic(fmt.Sprintf("encoding a %T: %v", in, err))
+	}
+	out := new(T)
+	if err := json.Unmarshal(data, out); err != nil {
+		panic(fmt.Sprintf("decoding a %T: %v", in, err))
+	}
+	return out
 }
 
 func joinNonEmpty(sep string, parts ...string) string {

@@ -6,7 +6,11 @@ import (
 	"fmt"
 	"strings"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
@@ -16,7 +20,8 @@ import (
 
 // StatusReport is what kubectl courier status shows of a job.
 type StatusReport struct {
-	Job JobRef `json:"job"`
+	metav1.TypeMeta `json:",inline"`
+	Job             JobRef `json:"job"`
 	// Workload is the manager Workload's name, empty when Kueue has made
 	// none yet.
 	Workload string `json:"workload,omitempty"`
@@ -26,9 +31,14 @@ type StatusReport struct {
 	WorkloadMessage string `json:"workloadMessage,omitempty"`
 	Location
 	Check *CheckStatus `json:"check,omitempty"`
-	// Remote is the Workload copy on the worker the job is placed on.
-	Remote *RemoteStatus `json:"remote,omitempty"`
-	Events []Event       `json:"events"`
+	// Worker is the WorkerCluster of the worker the job is placed on.
+	Worker *WorkerStatus `json:"worker,omitempty"`
+	// JobState is the job's own status, which Courier mirrors from its
+	// copy on the worker: its latest condition, as its type when true and
+	// "not <type>" when false, and that condition's reason and message.
+	JobState   string  `json:"jobState,omitempty"`
+	JobMessage string  `json:"jobMessage,omitempty"`
+	Events     []Event `json:"events"`
 	// Notes say what could not be read, and why.
 	Notes []string `json:"notes,omitempty"`
 }
@@ -49,17 +59,19 @@ type Location struct {
 	Summary string `json:"summary"`
 }
 
-// RemoteStatus is the Workload copy on a worker.
-type RemoteStatus struct {
+// WorkerStatus is a worker as its WorkerCluster's status on the manager
+// shows it: the plugin never reaches the worker itself, so it needs no
+// access to the workers' credentials.
+type WorkerStatus struct {
 	Cluster string `json:"cluster"`
-	// Found is false when the worker holds no copy.
-	Found   bool   `json:"found"`
-	State   string `json:"state,omitempty"`
-	Message string `json:"message,omitempty"`
-	// JobFound says whether the job copy exists there.
-	JobFound bool `json:"jobFound"`
-	// Error says why the worker could not be read.
-	Error string `json:"error,omitempty"`
+	// Found is false when no WorkerCluster has that name.
+	Found bool `json:"found"`
+	// Active is the Active condition's status (True, False, Unknown), and
+	// Reason and Message its reason and message.
+	Active   string `json:"active,omitempty"`
+	Reason   string `json:"reason,omitempty"`
+	Message  string `json:"message,omitempty"`
+	Draining bool   `json:"draining,omitempty"`
 }
 
 func gatherStatus(ctx context.Context, c *clients, arg string, events int) (*StatusReport, error) {
@@ -81,53 +93,70 @@ func gatherStatus(ctx context.Context, c *clients, arg string, events int) (*Sta
 		}
 		r.Location = locate(wl)
 	}
+	r.JobState, r.JobMessage = jobState(t.job)
 	evs, note, err := listEvents(ctx, c.manager, managerSide, objs, events)
 	if err != nil {
 		return nil, err
 	}
 	r.Events, r.Notes = append(r.Events, evs...), appendNote(r.Notes, note)
-	if r.Cluster == "" || !r.Live {
-		return r, nil
+	if r.Cluster != "" && r.Live {
+		if r.Worker, err = workerStatus(ctx, c.manager, r.Cluster); err != nil {
+			return nil, err
+		}
 	}
-	r.Remote = &RemoteStatus{Cluster: r.Cluster}
-	worker, err := c.connect(ctx, r.Cluster)
-	if err != nil {
-		r.Remote.Error = err.Error()
-		return r, nil
-	}
-	if err := readRemote(ctx, worker, t, r.Remote); err != nil {
-		r.Remote.Error = err.Error()
-		return r, nil
-	}
-	evs, note, err = listEvents(ctx, worker, r.Cluster, objs, events)
-	if err != nil {
-		r.Remote.Error = err.Error()
-		return r, nil
-	}
-	r.Events, r.Notes = append(r.Events, evs...), appendNote(r.Notes, note)
 	return r, nil
 }
 
-// readRemote reads the Workload and job copies on a worker, which have the
-// manager's names.
-func readRemote(ctx context.Context, worker client.Client, t *target, into *RemoteStatus) error {
-	wl := &kueue.Workload{}
-	err := worker.Get(ctx, client.ObjectKeyFromObject(t.workload), wl)
+// workerStatus reads a worker's WorkerCluster on the manager.
+func workerStatus(ctx context.Context, manager client.Client, name string) (*WorkerStatus, error) {
+	ws := &WorkerStatus{Cluster: name}
+	wc := &courier.WorkerCluster{}
+	err := manager.Get(ctx, client.ObjectKey{Name: name}, wc)
 	switch {
-	case err == nil:
-		into.Found = true
-		into.State, into.Message = workloadState(wl)
-	case client.IgnoreNotFound(err) != nil:
-		return fmt.Errorf("getting the Workload copy on %s: %w", into.Cluster, err)
+	case apierrors.IsNotFound(err):
+		return ws, nil
+	case err != nil:
+		return nil, fmt.Errorf("getting WorkerCluster %s: %w", name, err)
 	}
-	job := &unstructured.Unstructured{}
-	job.SetGroupVersionKind(t.job.GroupVersionKind())
-	err = worker.Get(ctx, client.ObjectKeyFromObject(t.job), job)
-	if client.IgnoreNotFound(err) != nil {
-		return fmt.Errorf("getting the %s copy on %s: %w", t.ref.Kind, into.Cluster, err)
+	ws.Found, ws.Active = true, string(metav1.ConditionUnknown)
+	if active := meta.FindStatusCondition(wc.Status.Conditions, courier.WorkerClusterActive); active != nil {
+		ws.Active, ws.Reason, ws.Message = string(active.Status), active.Reason, active.Message
 	}
-	into.JobFound = err == nil
-	return nil
+	ws.Draining = wc.DeletionTimestamp != nil || meta.IsStatusConditionTrue(wc.Status.Conditions, courier.WorkerClusterDraining)
+	return ws, nil
+}
+
+// jobState sums up a job's status conditions, which Courier mirrors from
+// its copy on the worker: the condition that changed last, its type when
+// true, "not <type>" when false, with its reason and message; empty
+// without conditions. A true condition wins a tie: it says more.
+func jobState(job *unstructured.Unstructured) (string, string) {
+	raw, _, _ := unstructured.NestedSlice(job.Object, "status", "conditions")
+	var latest *metav1.Condition
+	for _, item := range raw {
+		m, ok := item.(map[string]any)
+		if !ok {
+			continue
+		}
+		c := metav1.Condition{}
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(m, &c); err != nil || c.Status == metav1.ConditionUnknown {
+			continue
+		}
+		switch {
+		case latest == nil, latest.LastTransitionTime.Before(&c.LastTransitionTime):
+			latest = &c
+		case c.LastTransitionTime.Equal(&latest.LastTransitionTime) && c.Status == metav1.ConditionTrue:
+			latest = &c
+		}
+	}
+	if latest == nil {
+		return "", ""
+	}
+	state := latest.Type
+	if latest.Status == metav1.ConditionFalse {
+		state = "not " + state
+	}
+	return state, joinNonEmpty(": ", latest.Reason, latest.Message)
 }
 
 // locate says where a Workload's job is: on the worker of Courier's

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
 	courier "github.com/courierdev/courier/api/v1alpha1"
@@ -46,6 +47,49 @@ func TestLocate(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			if diff := cmp.Diff(tc.want, locate(tc.wl)); diff != "" {
 				t.Errorf("location (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestJobState(t *testing.T) {
+	cond := func(typ, status, reason, message, at string) map[string]any {
+		return map[string]any{"type": typ, "status": status, "reason": reason, "message": message, "lastTransitionTime": at}
+	}
+	cases := map[string]struct {
+		conditions             []any
+		wantState, wantMessage string
+	}{
+		"no status yet": {},
+		"the latest true condition": {
+			conditions: []any{
+				cond("Suspended", "False", "Resumed", "", "2026-01-01T00:00:01Z"),
+				cond("Created", "True", "JobSetCreated", "the JobSet is created", "2026-01-01T00:00:02Z"),
+				cond("Complete", "True", "JobsCompleted", "done", "2026-01-01T00:00:03Z"),
+			},
+			wantState: "Complete", wantMessage: "JobsCompleted: done",
+		},
+		"a running job: resumed": {
+			conditions: []any{cond("Suspended", "False", "Resumed", "TrainJob is resumed", "2026-01-01T00:00:01Z")},
+			wantState:  "not Suspended", wantMessage: "Resumed: TrainJob is resumed",
+		},
+		"a true condition wins a tie": {
+			conditions: []any{
+				cond("Complete", "True", "JobsCompleted", "done", "2026-01-01T00:00:03Z"),
+				cond("Suspended", "False", "Resumed", "", "2026-01-01T00:00:03Z"),
+			},
+			wantState: "Complete", wantMessage: "JobsCompleted: done",
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			job := &unstructured.Unstructured{Object: map[string]any{}}
+			if tc.conditions != nil {
+				job.Object["status"] = map[string]any{"conditions": tc.conditions}
+			}
+			state, message := jobState(job)
+			if diff := cmp.Diff([]string{tc.wantState, tc.wantMessage}, []string{state, message}); diff != "" {
+				t.Errorf("jobState (-want +got):\n%s", diff)
 			}
 		})
 	}

@@ -69,6 +69,8 @@ type Options struct {
 	// Indexes are field indexes added to every informer of every worker, so
 	// that readers can find objects by what they belong to without listing.
 	Indexes map[string]client.IndexerFunc
+	// Heartbeat, if set, is renewed on every worker while it is connected.
+	Heartbeat *Heartbeat
 
 	// Zero durations take the defaults above.
 	HealthPeriod   time.Duration
@@ -109,6 +111,9 @@ type Connections interface {
 	Get(name string) (*Remote, error)
 	// Names lists the workers with a connection, working or not.
 	Names() []string
+	// State returns what the connection to the worker knows of it,
+	// connected or not, and whether there is one.
+	State(name string) (State, bool)
 }
 
 // Cache holds one connection per WorkerCluster. Its lock guards only the

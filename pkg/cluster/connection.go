@@ -33,6 +33,10 @@ type State struct {
 	// it changes with every admission on the worker, which is no change of
 	// the connection's state.
 	Capacity *CapacityReport
+	// Heartbeat is Courier's heartbeat on the worker, and Fence what it
+	// sees of the worker's fence; both outlive a disconnection.
+	Heartbeat HeartbeatState
+	Fence     FenceState
 }
 
 // errKindsChanged ends a healthy Remote whose worker now serves other kinds,
@@ -109,11 +113,20 @@ func (c *connection) watch(ctx context.Context, r *Remote) error {
 	defer health.Stop()
 	kinds := time.NewTicker(c.opts.KindsPeriod)
 	defer kinds.Stop()
+	var beats <-chan time.Time
+	if c.opts.Heartbeat != nil {
+		c.beat(ctx, r)
+		ticker := time.NewTicker(c.opts.Heartbeat.Interval)
+		defer ticker.Stop()
+		beats = ticker.C
+	}
 	failures := 0
 	for {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
+		case <-beats:
+			c.beat(ctx, r)
 		case <-health.C:
 			hctx, cancel := context.WithTimeout(ctx, c.opts.HealthTimeout)
 			err := r.health(hctx)
@@ -183,7 +196,10 @@ func (c *connection) update(change func(*State)) {
 func sameState(a, b State) bool {
 	sameErr := (a.Err == nil) == (b.Err == nil) && (a.Err == nil || (a.Err.Reason == b.Err.Reason && a.Err.Message == b.Err.Message))
 	return a.Connected == b.Connected && sameErr && a.KubernetesVersion == b.KubernetesVersion &&
-		slices.Equal(a.UnavailableKinds, b.UnavailableKinds)
+		slices.Equal(a.UnavailableKinds, b.UnavailableKinds) &&
+		// What the WorkerCluster's FenceReady condition shows.
+		(a.Heartbeat.Err == "") == (b.Heartbeat.Err == "") && a.Fence.Answering == b.Fence.Answering &&
+		a.Fence.Manager == b.Fence.Manager && slices.Equal(a.Fence.Fencing, b.Fence.Fencing)
 }
 
 // swap installs r as the connection's Remote and stops the one it replaces.

@@ -23,7 +23,9 @@ func init() {
 }
 
 // Load reads the Configuration at path, defaults it and validates it. An
-// empty path yields the defaults. Errors name the file and every invalid field.
+// empty path yields the defaults. A namespace left out is the one in
+// POD_NAMESPACE, if set: the pod's. Errors name the file and every invalid
+// field.
 func Load(path string) (*configv1alpha1.Configuration, error) {
 	cfg := &configv1alpha1.Configuration{}
 	if path != "" {
@@ -34,6 +36,9 @@ func Load(path string) (*configv1alpha1.Configuration, error) {
 		if cfg, err = Decode(data); err != nil {
 			return nil, fmt.Errorf("decoding configuration %s: %w", path, err)
 		}
+	}
+	if cfg.Namespace == "" {
+		cfg.Namespace = os.Getenv(configv1alpha1.NamespaceEnv)
 	}
 	configv1alpha1.SetDefaults(cfg)
 	if errs := Validate(cfg); len(errs) > 0 {

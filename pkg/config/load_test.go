@@ -32,7 +32,7 @@ func defaulted() *configv1alpha1.Configuration {
 		ManagerClient:       &configv1alpha1.ClientConnection{QPS: ptr.To[float32](100), Burst: ptr.To[int32](200)},
 		WorkerClient:        &configv1alpha1.ClientConnection{QPS: ptr.To[float32](500), Burst: ptr.To[int32](1000)},
 		Health:              &configv1alpha1.HealthEndpoint{BindAddress: ":8081"},
-		Metrics:             &configv1alpha1.MetricsEndpoint{BindAddress: ":8080"},
+		Metrics:             &configv1alpha1.MetricsEndpoint{BindAddress: ":8443", SecureServing: ptr.To(true)},
 		Webhook: &configv1alpha1.Webhook{
 			Enable:                      ptr.To(false),
 			Port:                        ptr.To[int32](9443),
@@ -70,6 +70,9 @@ func TestLoad(t *testing.T) {
 			file: header + `origin: team-a
 namespace: batch
 workerLostTimeout: 2m
+lostWorkerPolicy: Timeout
+fence: {namespace: fences, timeout: 1m, heartbeatInterval: 5s, stopGrace: 30s}
+selfFault: {share: 75, window: 1m}
 gcInterval: 30s
 dispatchConcurrency: 4
 statusMirrorDelay: 0s
@@ -80,6 +83,10 @@ leaderElection: {leaderElect: false}
 				c.Origin = "team-a"
 				c.Namespace = "batch"
 				c.WorkerLostTimeout.Duration = 2 * time.Minute
+				c.LostWorkerPolicy = courier.LostWorkerTimeout
+				c.Fence = &configv1alpha1.Fence{Namespace: "fences", Timeout: &metav1.Duration{Duration: time.Minute},
+					HeartbeatInterval: &metav1.Duration{Duration: 5 * time.Second}, StopGrace: &metav1.Duration{Duration: 30 * time.Second}}
+				c.SelfFault = &configv1alpha1.SelfFault{Share: ptr.To[int32](75), Window: &metav1.Duration{Duration: time.Minute}}
 				c.GCInterval.Duration = 30 * time.Second
 				c.DispatchConcurrency = ptr.To[int32](4)
 				c.StatusMirrorDelay.Duration = 0
@@ -123,6 +130,27 @@ leaderElection: {leaderElect: false}
 				c.Webhook.CertDir = "/certs"
 			},
 		},
+		"metrics over plain HTTP when asked for": {
+			file: header + "metrics: {bindAddress: \"127.0.0.1:8080\", secureServing: false}\n",
+			want: func(c *configv1alpha1.Configuration) {
+				c.Metrics = &configv1alpha1.MetricsEndpoint{BindAddress: "127.0.0.1:8080", SecureServing: ptr.To(false)}
+			},
+		},
+		"metrics certificate from a folder": {
+			file: header + "metrics: {certDir: /certs}\n",
+			want: func(c *configv1alpha1.Configuration) {
+				c.Metrics.CertDir = "/certs"
+			},
+		},
+		"a metrics certificate with plain HTTP": {
+			file:    header + "metrics: {secureServing: false, certDir: /certs}\n",
+			wantErr: []string{"metrics.certDir: Forbidden: a certificate is for HTTPS"},
+		},
+		"bad bind addresses": {
+			file: header + "metrics: {bindAddress: \"8443\"}\nhealth: {bindAddress: \":http-alt\"}\n",
+			wantErr: []string{`metrics.bindAddress: Invalid value: "8443": must be host:port`,
+				`health.bindAddress: Invalid value: ":http-alt": the port must be a number`},
+		},
 		"bad webhook settings": {
 			file: header + `webhook: {enable: true, port: 70000, serviceName: Bad_Service, mutatingConfigurationName: "a b"}
 `,
@@ -139,6 +167,22 @@ leaderElection: {leaderElect: false}
 		"wrong kind": {
 			file:    "apiVersion: config.courier.dev/v1alpha1\nkind: Settings\n",
 			wantErr: []string{"Settings"},
+		},
+		"a Fenced workerLostTimeout too short for the fence names the margin it needs": {
+			file:    header + "workerLostTimeout: 3m\n",
+			wantErr: []string{`workerLostTimeout: Invalid value: "3m0s": must be at least 5m12s under lostWorkerPolicy Fenced`},
+		},
+		"a shorter fence timeout lets a shorter workerLostTimeout through": {
+			file: header + "workerLostTimeout: 3m\nfence: {timeout: 30s, stopGrace: 30s}\n",
+			want: func(c *configv1alpha1.Configuration) {
+				c.WorkerLostTimeout.Duration = 3 * time.Minute
+				c.Fence.Timeout.Duration, c.Fence.StopGrace.Duration = 30*time.Second, 30*time.Second
+			},
+		},
+		"lost-worker settings out of bounds name their fields": {
+			file: header + "lostWorkerPolicy: Sometimes\nfence: {namespace: Bad_NS, timeout: 20s, heartbeatInterval: 10s}\nselfFault: {share: 0, window: 0s}\n",
+			wantErr: []string{`lostWorkerPolicy: Unsupported value: "Sometimes"`, `fence.namespace: Invalid value: "Bad_NS"`,
+				`fence.heartbeatInterval: Invalid value: "10s": must be at most a third of fence.timeout`, "selfFault.share: Invalid value: 0", `selfFault.window: Invalid value: "0s"`},
 		},
 		"invalid values name their fields": {
 			file: header + `origin: "not a label value!"
@@ -229,6 +273,33 @@ managerClient: {qps: 10, burst: 5}
 			tc.want(want)
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("Load() mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestLoadNamespaceFromThePod(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "config.yaml")
+	header := "apiVersion: config.courier.dev/v1alpha1\nkind: Configuration\n"
+	cases := map[string]struct {
+		file, env, want string
+	}{
+		"left out: the pod's":           {file: header, env: "batch-system", want: "batch-system"},
+		"left out, no pod: the default": {file: header, want: "courier-system"},
+		"set: the file's":               {file: header + "namespace: team-a\n", env: "batch-system", want: "team-a"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			t.Setenv(configv1alpha1.NamespaceEnv, tc.env)
+			if err := os.WriteFile(path, []byte(tc.file), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			cfg, err := Load(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cfg.Namespace != tc.want || cfg.LeaderElection.ResourceNamespace != tc.want {
+				t.Errorf("namespace %q, lease namespace %q; want %q", cfg.Namespace, cfg.LeaderElection.ResourceNamespace, tc.want)
 			}
 		})
 	}

@@ -2,8 +2,10 @@ package config
 
 import (
 	"fmt"
+	"net"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -14,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	configv1alpha1 "github.com/courierdev/courier/api/config/v1alpha1"
+	courier "github.com/courierdev/courier/api/v1alpha1"
 )
 
 // TrainJob is built in; it cannot also be an external framework.
@@ -25,6 +28,7 @@ const (
 	maxForwardedPaths     = 32
 	maxSpecPath           = 256
 	maxManagedByValue     = 63
+	maxPath               = 4096
 	// Beyond this many at once, dispatches only queue up at the API servers.
 	maxDispatchConcurrency = 256
 	// A longer wait would show owners a status older than they expect of
@@ -56,10 +60,15 @@ func Validate(c *configv1alpha1.Configuration) field.ErrorList {
 	if d := c.StatusMirrorDelay; d == nil || d.Duration < 0 || d.Duration > maxStatusMirrorDelay {
 		errs = append(errs, field.Invalid(field.NewPath("statusMirrorDelay"), durationString(d), "must be between 0s and 1m, such as 1s"))
 	}
+	errs = append(errs, validateLostWorker(c)...)
 	errs = append(errs, validateClient(c.ManagerClient, field.NewPath("managerClient"))...)
 	errs = append(errs, validateClient(c.WorkerClient, field.NewPath("workerClient"))...)
 	errs = append(errs, validateFrameworks(c.ExternalFrameworks, field.NewPath("externalFrameworks"))...)
 	errs = append(errs, validateWebhook(c.Webhook, field.NewPath("webhook"))...)
+	if c.Health != nil {
+		errs = append(errs, validateBindAddress(c.Health.BindAddress, field.NewPath("health", "bindAddress"))...)
+	}
+	errs = append(errs, validateMetrics(c.Metrics, field.NewPath("metrics"))...)
 	if le := c.LeaderElection; le != nil && le.LeaderElect != nil && *le.LeaderElect {
 		p := field.NewPath("leaderElection")
 		if le.ResourceName == "" {
@@ -100,6 +109,42 @@ func validateWebhook(w *configv1alpha1.Webhook, p *field.Path) field.ErrorList {
 		errs = append(errs, field.NotSupported(p.Child("certManagement"), w.CertManagement, []configv1alpha1.CertManagement{configv1alpha1.CertManagementInternal, configv1alpha1.CertManagementExternal}))
 	}
 	return errs
+}
+
+// validateMetrics checks the metrics endpoint. A certificate directory
+// with plain HTTP is refused rather than ignored: whoever set it expects
+// HTTPS.
+func validateMetrics(m *configv1alpha1.MetricsEndpoint, p *field.Path) field.ErrorList {
+	if m == nil {
+		return field.ErrorList{field.Required(p, "the metrics endpoint must be set")}
+	}
+	errs := validateBindAddress(m.BindAddress, p.Child("bindAddress"))
+	switch {
+	case m.SecureServing == nil:
+		errs = append(errs, field.Required(p.Child("secureServing"), "true serves HTTPS to authorized clients, false plain HTTP"))
+	case !*m.SecureServing && m.CertDir != "":
+		errs = append(errs, field.Forbidden(p.Child("certDir"), "a certificate is for HTTPS; remove certDir, or set secureServing to true"))
+	}
+	if len(m.CertDir) > maxPath {
+		errs = append(errs, field.TooLong(p.Child("certDir"), m.CertDir, maxPath))
+	}
+	return errs
+}
+
+// validateBindAddress accepts host:port, with an empty host for every
+// address, or "0" for off.
+func validateBindAddress(addr string, p *field.Path) field.ErrorList {
+	if addr == "0" {
+		return nil
+	}
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return field.ErrorList{field.Invalid(p, addr, `must be host:port, such as ":8443" or "127.0.0.1:8443", or "0" for off`)}
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+		return field.ErrorList{field.Invalid(p, addr, "the port must be a number between 0 and 65535")}
+	}
+	return nil
 }
 
 func validateClient(c *configv1alpha1.ClientConnection, p *field.Path) field.ErrorList {
@@ -262,4 +307,51 @@ func durationString(d *metav1.Duration) string {
 		return ""
 	}
 	return d.Duration.String()
+}
+
+// validateLostWorker checks the lost-worker policy, the fence and the
+// self-fault settings, and that under the Fenced policy workerLostTimeout
+// leaves the fence the time to stop a lost worker's jobs before they move.
+func validateLostWorker(c *configv1alpha1.Configuration) field.ErrorList {
+	var errs field.ErrorList
+	switch c.LostWorkerPolicy {
+	case courier.LostWorkerFenced, courier.LostWorkerTimeout, courier.LostWorkerNever:
+	default:
+		errs = append(errs, field.NotSupported(field.NewPath("lostWorkerPolicy"), c.LostWorkerPolicy,
+			[]courier.LostWorkerPolicy{courier.LostWorkerFenced, courier.LostWorkerTimeout, courier.LostWorkerNever}))
+	}
+	f, p := c.Fence, field.NewPath("fence")
+	if msgs := validation.IsDNS1123Label(f.Namespace); len(msgs) > 0 {
+		errs = append(errs, field.Invalid(p.Child("namespace"), f.Namespace, strings.Join(msgs, "; ")))
+	}
+	for name, d := range map[string]*metav1.Duration{"timeout": f.Timeout, "heartbeatInterval": f.HeartbeatInterval} {
+		if d == nil || d.Duration < time.Second {
+			errs = append(errs, field.Invalid(p.Child(name), durationString(d), "must be at least 1s"))
+		}
+	}
+	if f.StopGrace == nil || f.StopGrace.Duration < 0 {
+		errs = append(errs, field.Invalid(p.Child("stopGrace"), durationString(f.StopGrace), "must not be negative"))
+	}
+	if f.HeartbeatInterval != nil && f.Timeout != nil && f.HeartbeatInterval.Duration >= time.Second && 3*f.HeartbeatInterval.Duration > f.Timeout.Duration {
+		errs = append(errs, field.Invalid(p.Child("heartbeatInterval"), f.HeartbeatInterval.Duration.String(),
+			fmt.Sprintf("must be at most a third of fence.timeout (%s), so that a lost renewal or two do not stop the worker's jobs", f.Timeout.Duration)))
+	}
+	if s := c.SelfFault; s.Share == nil || *s.Share < 1 || *s.Share > 100 {
+		errs = append(errs, field.Invalid(field.NewPath("selfFault", "share"), deref(s.Share), "must be a percentage between 1 and 100"))
+	}
+	if s := c.SelfFault; s.Window == nil || s.Window.Duration <= 0 {
+		errs = append(errs, field.Invalid(field.NewPath("selfFault", "window"), durationString(s.Window), "must be a positive duration, such as 2m"))
+	}
+	if len(errs) > 0 || c.LostWorkerPolicy != courier.LostWorkerFenced || c.WorkerLostTimeout == nil {
+		return errs
+	}
+	if need := configv1alpha1.MinFencedLostTimeout(f); c.WorkerLostTimeout.Duration < need {
+		errs = append(errs, field.Invalid(field.NewPath("workerLostTimeout"), c.WorkerLostTimeout.Duration.String(),
+			fmt.Sprintf("must be at least %s under lostWorkerPolicy Fenced: a lost worker's jobs move only once its fence must have stopped them "+
+				"(the API server's request timeout %s and fence.timeout %s, with a clock error of %.0f%%, plus the fence's reaction %s and fence.stopGrace %s; docs/reliability.md); "+
+				"raise it, or shorten fence.timeout or fence.stopGrace",
+				need.Round(time.Second), configv1alpha1.HeartbeatRequestTimeout, f.Timeout.Duration, configv1alpha1.ClockRateError*100,
+				configv1alpha1.FenceReaction, f.StopGrace.Duration)))
+	}
+	return errs
 }

@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
@@ -22,7 +23,7 @@ func Options(cfg *configv1alpha1.Configuration) ctrl.Options {
 	return ctrl.Options{
 		Scheme:                 NewScheme(),
 		HealthProbeBindAddress: cfg.Health.BindAddress,
-		Metrics:                metricsserver.Options{BindAddress: cfg.Metrics.BindAddress},
+		Metrics:                metricsOptions(cfg.Metrics),
 		// Started only when the Configuration enables webhooks (see pkg/webhook).
 		WebhookServer:              webhook.NewServer(webhook.Options{Port: int(*cfg.Webhook.Port), CertDir: cfg.Webhook.CertDir}),
 		LeaderElection:             *le.LeaderElect,
@@ -49,6 +50,19 @@ func Options(cfg *configv1alpha1.Configuration) ctrl.Options {
 			},
 		},
 	}
+}
+
+// metricsOptions serves metrics over HTTPS behind the manager's API
+// server's authentication and authorization unless the Configuration
+// asks for plain HTTP: the metrics name every worker and job namespace.
+func metricsOptions(m *configv1alpha1.MetricsEndpoint) metricsserver.Options {
+	opts := metricsserver.Options{BindAddress: m.BindAddress}
+	if *m.SecureServing {
+		opts.SecureServing = true
+		opts.CertDir = m.CertDir
+		opts.FilterProvider = filters.WithAuthenticationAndAuthorization
+	}
+	return opts
 }
 
 // Flags are the settings that come from the command line, not from the

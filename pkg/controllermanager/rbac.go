@@ -13,6 +13,11 @@ package controllermanager
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 //
+// Secure metrics ask the API server who a scraper is and whether it may
+// get /metrics (controller-runtime's metrics filters).
+// +kubebuilder:rbac:groups=authentication.k8s.io,resources=tokenreviews,verbs=create
+// +kubebuilder:rbac:groups=authorization.k8s.io,resources=subjectaccessreviews,verbs=create
+//
 // The managedBy webhook follows a job's LocalQueue to its ClusterQueue and
 // that queue's AdmissionChecks (both granted by the dispatcher's markers).
 // +kubebuilder:rbac:groups=kueue.x-k8s.io,resources=localqueues,verbs=get;list;watch

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -19,6 +20,7 @@ import (
 	"github.com/courierdev/courier/pkg/config"
 	"github.com/courierdev/courier/pkg/dispatch"
 	"github.com/courierdev/courier/pkg/dispatch/workload"
+	"github.com/courierdev/courier/pkg/lostworker"
 	"github.com/courierdev/courier/pkg/webhook"
 	"github.com/courierdev/courier/pkg/workercluster"
 )
@@ -46,6 +48,14 @@ func Setup(mgr ctrl.Manager, cfg *configv1alpha1.Configuration) (*cluster.Cache,
 		jobKinds = append(jobKinds, a.GVK())
 	}
 	var dispatcher *dispatch.Reconciler
+	lost := lostworker.Settings{
+		Policy:          cfg.LostWorkerPolicy,
+		Timeout:         cfg.WorkerLostTimeout.Duration,
+		FenceMargin:     configv1alpha1.MinFencedLostTimeout(cfg.Fence),
+		SelfFaultShare:  *cfg.SelfFault.Share,
+		SelfFaultWindow: cfg.SelfFault.Window.Duration,
+		Started:         time.Now(),
+	}
 	cache := cluster.NewCache(cluster.Options{
 		Origin:            cfg.Origin,
 		QPS:               *cfg.WorkerClient.QPS,
@@ -55,6 +65,8 @@ func Setup(mgr ctrl.Manager, cfg *configv1alpha1.Configuration) (*cluster.Cache,
 		OptionalKinds:     []schema.GroupVersionKind{adapter.PodGroupGVK, adapter.SchedulingWorkloadGVK},
 		Scheme:            mgr.GetScheme(),
 		Indexes:           workload.Indexes(),
+		Heartbeat: &cluster.Heartbeat{Namespace: cfg.Fence.Namespace, Interval: cfg.Fence.HeartbeatInterval.Duration,
+			Duration: cfg.Fence.Timeout.Duration},
 		// The cache and the dispatcher need each other; the cache calls this
 		// only once connections run, after both exist.
 		OnRemoteChange: func(cluster string, old, obj client.Object, deleted bool) {
@@ -65,6 +77,7 @@ func Setup(mgr ctrl.Manager, cfg *configv1alpha1.Configuration) (*cluster.Cache,
 	dispatcher = dispatch.New(mgr.GetClient(), cache, mgr.GetEventRecorder("courier-dispatch"), dispatch.Options{
 		Origin:            cfg.Origin,
 		WorkerLostTimeout: cfg.WorkerLostTimeout.Duration,
+		LostWorker:        lost,
 		GCInterval:        cfg.GCInterval.Duration,
 		Concurrency:       int(*cfg.DispatchConcurrency),
 		StatusMirrorDelay: cfg.StatusMirrorDelay.Duration,
@@ -76,7 +89,8 @@ func Setup(mgr ctrl.Manager, cfg *configv1alpha1.Configuration) (*cluster.Cache,
 		return nil, fmt.Errorf("adding the worker cluster cache: %w", err)
 	}
 	if err := workercluster.SetupWithManager(mgr, workercluster.Options{
-		Namespace: cfg.Namespace, WorkerLostTimeout: cfg.WorkerLostTimeout.Duration, Cache: cache, Placements: dispatcher,
+		Namespace: cfg.Namespace, LostWorker: lost, Origin: cfg.Origin, FenceNamespace: cfg.Fence.Namespace,
+		Cache: cache, Placements: dispatcher,
 	}); err != nil {
 		return nil, fmt.Errorf("setting up the WorkerCluster controller: %w", err)
 	}

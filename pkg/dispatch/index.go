@@ -128,8 +128,9 @@ func (r *Reconciler) isCourierCheck(ctx context.Context, name string) bool {
 }
 
 // usabilityChanged lets through the WorkerCluster changes that can change
-// where jobs may go: its connection, the kinds it serves, its labels and
-// its deletion. Status writes that change nothing of that are skipped.
+// where jobs may go: its connection, the kinds it serves, its labels, its
+// deletion, and what becomes of its jobs once it is lost (its policy, its
+// fence, its revocation). Status writes that change nothing of that are skipped.
 func usabilityChanged() predicate.Predicate {
 	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
 		old, cur := e.ObjectOld.(*courier.WorkerCluster), e.ObjectNew.(*courier.WorkerCluster)
@@ -140,9 +141,14 @@ func usabilityChanged() predicate.Predicate {
 			}
 			return [2]string{string(c.Status), c.Reason}
 		}
-		return active(old) != active(cur) ||
+		fence := func(wc *courier.WorkerCluster) bool {
+			return meta.IsStatusConditionTrue(wc.Status.Conditions, courier.WorkerClusterFenceReady)
+		}
+		return active(old) != active(cur) || fence(old) != fence(cur) ||
 			!slices.Equal(old.Status.UnavailableKinds, cur.Status.UnavailableKinds) ||
 			!equality.Semantic.DeepEqual(old.Status.DisconnectedSince, cur.Status.DisconnectedSince) ||
+			!equality.Semantic.DeepEqual(old.Status.RevokedSince, cur.Status.RevokedSince) ||
+			!equality.Semantic.DeepEqual(old.Spec.LostWorkerPolicy, cur.Spec.LostWorkerPolicy) ||
 			!equality.Semantic.DeepEqual(old.Labels, cur.Labels) ||
 			!equality.Semantic.DeepEqual(old.DeletionTimestamp, cur.DeletionTimestamp)
 	}}

@@ -8,11 +8,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
+	courier "github.com/courierdev/courier/api/v1alpha1"
 	"github.com/courierdev/courier/pkg/adapter"
 	"github.com/courierdev/courier/pkg/cluster"
 	"github.com/courierdev/courier/pkg/dispatch/act"
 	"github.com/courierdev/courier/pkg/dispatch/expect"
 	"github.com/courierdev/courier/pkg/dispatch/observe"
+	"github.com/courierdev/courier/pkg/lostworker"
 	"github.com/courierdev/courier/pkg/placement"
 )
 
@@ -20,7 +22,11 @@ import (
 type Options struct {
 	Origin            string
 	WorkerLostTimeout time.Duration
-	GCInterval        time.Duration
+	// LostWorker are the lost-worker settings. Left empty, its Timeout is
+	// WorkerLostTimeout, its Policy Timeout, and its Started the time New
+	// was called.
+	LostWorker lostworker.Settings
+	GCInterval time.Duration
 	// Concurrency is how many Workloads are reconciled at once.
 	Concurrency int
 	// StatusMirrorDelay is how long the pass a job copy's status change
@@ -66,6 +72,15 @@ func New(c client.Client, remotes cluster.Connections, recorder events.EventReco
 	if opts.Concurrency <= 0 {
 		opts.Concurrency = 1
 	}
+	if opts.LostWorker.Timeout == 0 {
+		opts.LostWorker.Timeout = opts.WorkerLostTimeout
+	}
+	if opts.LostWorker.Policy == "" {
+		opts.LostWorker.Policy = courier.LostWorkerTimeout
+	}
+	if opts.LostWorker.Started.IsZero() {
+		opts.LostWorker.Started = time.Now()
+	}
 	r := &Reconciler{
 		client:   c,
 		remotes:  remotes,
@@ -83,7 +98,7 @@ func New(c client.Client, remotes cluster.Connections, recorder events.EventReco
 	// The steps read the clock through r.now, which tests set.
 	now := func() time.Time { return r.now() }
 	r.observer = &observe.Observer{Client: c, Remotes: remotes, Expectations: r.exp, Adapters: r.adapters, Policies: r.policies,
-		Origin: opts.Origin, WorkerLostTimeout: opts.WorkerLostTimeout, Now: now}
+		Origin: opts.Origin, WorkerLostTimeout: opts.WorkerLostTimeout, Lost: opts.LostWorker, Now: now}
 	r.actor = &act.Actor{Client: c, Remotes: remotes, Expectations: r.exp, Recorder: recorder, Adapters: r.adapters,
 		AdapterList: opts.Adapters, Origin: opts.Origin, StatusInObject: opts.StatusInObject, Now: now}
 	return r

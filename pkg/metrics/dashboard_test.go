@@ -14,7 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 )
 
-const dashboardPath = "../../config/prometheus/courier-dashboard.json"
+const dashboardPath = "../../config/components/prometheus/courier-dashboard.json"
 
 // metricName finds the metric names in a PromQL expression. The promql
 // parser is not in the module graph; Courier's names are plain enough for

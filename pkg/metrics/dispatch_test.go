@@ -143,6 +143,8 @@ func touchAll(c string) {
 	WorkerReconnects.WithLabelValues(c).Inc()
 	RemoteRequestDuration.WithLabelValues(c, "get").Observe(0.1)
 	RemoteRequestErrors.WithLabelValues(c, "get", "none").Inc()
+	FenceAnswering(c, true)
+	SelfFault(false)
 	ObserveDispatchLatency(c, t0, t0)
 	Dispatched(c)
 	Placed(c)

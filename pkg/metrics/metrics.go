@@ -45,10 +45,42 @@ var (
 		Name:      "remote_request_errors_total",
 		Help:      "Requests to worker API servers that got no response (code \"none\"), or a 429 or 5xx answer.",
 	}, []string{"cluster", "verb", "code"})
+
+	// WorkerFenceAnswering is 1 while a fence answers on a worker Courier
+	// reaches, and Courier's heartbeat reaches it, else 0.
+	WorkerFenceAnswering = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Namespace: namespace,
+		Name:      "worker_fence_answering",
+		Help:      "1 while a fence answers on the worker and Courier's heartbeat reaches it, else 0.",
+	}, []string{"cluster"})
+
+	// SelfFaultSuspected is 1 while Courier takes the workers out of its
+	// reach for a fault on its own side, and moves none of their jobs.
+	SelfFaultSuspected = prometheus.NewGauge(prometheus.GaugeOpts{
+		Namespace: namespace,
+		Name:      "self_fault_suspected",
+		Help:      "1 while Courier takes the workers out of its reach for a fault on its own side, and moves none of their jobs.",
+	})
 )
 
+// FenceAnswering sets whether a fence answers on worker cluster.
+func FenceAnswering(cluster string, answering bool) {
+	WorkerFenceAnswering.WithLabelValues(cluster).Set(boolValue(answering))
+}
+
+// SelfFault sets whether Courier suspects a fault of its own.
+func SelfFault(suspected bool) { SelfFaultSuspected.Set(boolValue(suspected)) }
+
+func boolValue(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
 func init() {
-	metrics.Registry.MustRegister(WorkerConnected, WorkerReconnects, RemoteRequestDuration, RemoteRequestErrors, pending, expectations)
+	metrics.Registry.MustRegister(WorkerConnected, WorkerReconnects, RemoteRequestDuration, RemoteRequestErrors, WorkerFenceAnswering,
+		SelfFaultSuspected, pending, expectations, buildInfo)
 	metrics.Registry.MustRegister(dispatchCollectors...)
 }
 
@@ -56,6 +88,7 @@ func init() {
 func ForgetWorker(cluster string) {
 	WorkerConnected.DeleteLabelValues(cluster)
 	WorkerReconnects.DeleteLabelValues(cluster)
+	WorkerFenceAnswering.DeleteLabelValues(cluster)
 	RemoteRequestDuration.DeletePartialMatch(prometheus.Labels{"cluster": cluster})
 	RemoteRequestErrors.DeletePartialMatch(prometheus.Labels{"cluster": cluster})
 	DispatchLatency.DeleteLabelValues(cluster)

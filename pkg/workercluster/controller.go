@@ -29,6 +29,8 @@ import (
 
 	courier "github.com/courierdev/courier/api/v1alpha1"
 	"github.com/courierdev/courier/pkg/cluster"
+	"github.com/courierdev/courier/pkg/lostworker"
+	"github.com/courierdev/courier/pkg/metrics"
 )
 
 // +kubebuilder:rbac:groups=courier.dev,resources=workerclusters,verbs=get;list;watch;patch
@@ -46,9 +48,12 @@ const capacityPeriod = 10 * time.Second
 type Options struct {
 	// Namespace is Courier's own, where the kubeconfig Secrets are.
 	Namespace string
-	// WorkerLostTimeout is how long a deleted worker's jobs may still run
-	// there before they are dispatched elsewhere.
-	WorkerLostTimeout time.Duration
+	// LostWorker are the lost-worker settings: the policy, the timeout,
+	// the fence's margin and when Courier takes losses for its own fault.
+	LostWorker lostworker.Settings
+	// Origin is this manager's, and FenceNamespace where the workers'
+	// fences run, for the FenceReady condition.
+	Origin, FenceNamespace string
 	// Cache holds the connections to workers.
 	Cache *cluster.Cache
 	// Placements tells which Workloads still need a worker being drained.
@@ -59,7 +64,9 @@ type Options struct {
 type Reconciler struct {
 	client     client.Client
 	namespace  string
-	lost       time.Duration
+	lost       lostworker.Settings
+	origin     string
+	fenceNS    string
 	cache      *cluster.Cache
 	placements Placements
 	recorder   events.EventRecorder
@@ -75,7 +82,9 @@ func SetupWithManager(mgr ctrl.Manager, opts Options) error {
 	r := &Reconciler{
 		client:     mgr.GetClient(),
 		namespace:  opts.Namespace,
-		lost:       opts.WorkerLostTimeout,
+		lost:       opts.LostWorker,
+		origin:     opts.Origin,
+		fenceNS:    opts.FenceNamespace,
 		cache:      opts.Cache,
 		placements: opts.Placements,
 		recorder:   mgr.GetEventRecorder("courier-workercluster"),
@@ -120,6 +129,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		}
 	}
 
+	if wc.DeletionTimestamp == nil {
+		if err := r.holdCredentials(ctx, wc, false); err != nil {
+			return reconcile.Result{}, err
+		}
+	}
 	state, err := r.observe(ctx, wc)
 	if err != nil {
 		return reconcile.Result{}, err
@@ -131,6 +145,15 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	}
 	status := computeStatus(wc.Status, wc.Generation, state, now)
 	meta.SetStatusCondition(&status.Conditions, runtimePatchCondition(wc, now))
+	meta.SetStatusCondition(&status.Conditions, fenceCondition(wc.Status.Conditions, state, r.origin, r.fenceNS, wc.Generation, now))
+	metrics.FenceAnswering(wc.Name, state.Connected && state.Fence.Answering)
+	recheck, err := r.lostStatus(ctx, wc, &status, state, now)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	if recheck > 0 && (result.RequeueAfter == 0 || recheck < result.RequeueAfter) {
+		result.RequeueAfter = recheck
+	}
 	if wc.DeletionTimestamp != nil {
 		drained, cond, err := r.drain(ctx, wc)
 		if err != nil || drained {
@@ -155,6 +178,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		r.capacityMu.Unlock()
 	}
 	r.recordTransition(ctx, wc, before.Status)
+	r.recordRevocation(wc, before.Status)
 	return result, nil
 }
 

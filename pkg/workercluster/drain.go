@@ -69,11 +69,14 @@ func (r *Reconciler) drain(ctx context.Context, wc *courier.WorkerCluster) (bool
 		}
 		cond.Reason = courier.ReasonWorkloadsPlaced
 		cond.Message = fmt.Sprintf("%d workloads still need this worker (%s). They run on; those still running at %s, workerLostTimeout after the deletion, are dispatched elsewhere.",
-			len(placed), strings.Join(names, ", "), wc.DeletionTimestamp.Add(r.lost).UTC().Format(time.RFC3339))
+			len(placed), strings.Join(names, ", "), wc.DeletionTimestamp.Add(r.lost.Timeout).UTC().Format(time.RFC3339))
 		return false, cond, nil
 	}
 	if err := r.placements.Release(ctx, wc.Name); err != nil {
 		return false, cond, fmt.Errorf("releasing Courier's objects on the worker: %w", err)
+	}
+	if err := r.holdCredentials(ctx, wc, true); err != nil {
+		return false, cond, err
 	}
 	before := wc.DeepCopy()
 	controllerutil.RemoveFinalizer(wc, courier.DrainFinalizer)

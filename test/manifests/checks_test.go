@@ -37,11 +37,13 @@ func checkInstall(t *testing.T, m manifest, namespace string) *install {
 	t.Helper()
 	in := &install{manifest: m, namespace: namespace, deployment: as[appsv1.Deployment](t, m, "Deployment")}
 	checkPodSecurity(t, in.deployment)
+	checkMemoryLimit(t, in.deployment)
 	in.config = loadConfiguration(t, in)
 	if got := in.config.Namespace; got != namespace {
 		t.Errorf("Configuration namespace = %q, want the install namespace %q", got, namespace)
 	}
 	checkRBAC(t, in)
+	checkMetrics(t, in)
 	if *in.config.Webhook.Enable {
 		checkWebhooks(t, in)
 	}
@@ -67,6 +69,18 @@ func checkPodSecurity(t *testing.T, d *appsv1.Deployment) {
 	}
 }
 
+// checkMemoryLimit requires a memory limit, which Courier's Go memory
+// limit follows (pkg/memlimit); without one the collector never works
+// harder before the kernel kills the process.
+func checkMemoryLimit(t *testing.T, d *appsv1.Deployment) {
+	t.Helper()
+	for _, c := range d.Spec.Template.Spec.Containers {
+		if limit, ok := c.Resources.Limits[corev1.ResourceMemory]; !ok || limit.IsZero() {
+			t.Errorf("container %s has no memory limit: %v", c.Name, c.Resources)
+		}
+	}
+}
+
 // loadConfiguration loads, as Courier does, the config.yaml of the
 // ConfigMap the Deployment mounts.
 func loadConfiguration(t *testing.T, in *install) *configv1alpha1.Configuration {
@@ -85,6 +99,15 @@ func loadConfiguration(t *testing.T, in *install) *configv1alpha1.Configuration 
 	path := filepath.Join(t.TempDir(), "config.yaml")
 	if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
 		t.Fatal(err)
+	}
+	// As the kubelet would set it from the downward API.
+	t.Setenv(configv1alpha1.NamespaceEnv, "")
+	for _, c := range in.deployment.Spec.Template.Spec.Containers {
+		for _, env := range c.Env {
+			if env.Name == configv1alpha1.NamespaceEnv && env.ValueFrom != nil && env.ValueFrom.FieldRef != nil && env.ValueFrom.FieldRef.FieldPath == "metadata.namespace" {
+				t.Setenv(configv1alpha1.NamespaceEnv, in.deployment.Namespace)
+			}
+		}
 	}
 	cfg, err := config.Load(path)
 	if err != nil {
@@ -115,6 +138,7 @@ func checkRBAC(t *testing.T, in *install) {
 			}
 		}
 	}
+	checkUserRoles(t, in)
 	role := as[rbacv1.Role](t, in.manifest, "Role")
 	if role.Namespace != in.namespace {
 		t.Errorf("Role %s is in namespace %q, want %q", role.Name, role.Namespace, in.namespace)
@@ -137,8 +161,14 @@ func checkRBAC(t *testing.T, in *install) {
 	for _, kind := range []string{"ClusterRoleBinding", "RoleBinding"} {
 		for _, obj := range in.ofKind(kind) {
 			binding := convert[rbacv1.RoleBinding](t, obj)
-			if in.find(binding.RoleRef.Kind, binding.RoleRef.Name) == nil {
+			role := in.find(binding.RoleRef.Kind, binding.RoleRef.Name)
+			if role == nil {
 				t.Errorf("%s %s binds %s %s, which is not rendered", kind, binding.Name, binding.RoleRef.Kind, binding.RoleRef.Name)
+				continue
+			}
+			// Scrapers, not Courier, read the metrics.
+			if readsMetricsOnly(convert[rbacv1.ClusterRole](t, role)) {
+				continue
 			}
 			want := []rbacv1.Subject{{Kind: "ServiceAccount", Name: sa, Namespace: in.namespace}}
 			if diff := cmp.Diff(want, binding.Subjects); diff != "" {
@@ -146,6 +176,87 @@ func checkRBAC(t *testing.T, in *install) {
 			}
 		}
 	}
+}
+
+// checkUserRoles asserts what the ClusterRoles aggregated into the
+// standard roles grant: Courier's APIs only, both kinds to view and to
+// edit, and nothing but reads to view.
+func checkUserRoles(t *testing.T, in *install) {
+	t.Helper()
+	const aggregate = "rbac.authorization.k8s.io/aggregate-to-"
+	granted := map[string][]string{}
+	for _, obj := range in.ofKind("ClusterRole") {
+		role := convert[rbacv1.ClusterRole](t, obj)
+		for _, to := range []string{"view", "edit", "admin"} {
+			if role.Labels[aggregate+to] != "true" {
+				continue
+			}
+			for _, rule := range role.Rules {
+				if !slices.Equal(rule.APIGroups, []string{"courier.dev"}) {
+					t.Errorf("ClusterRole %s, aggregated into %s, grants %v outside courier.dev", role.Name, to, rule.APIGroups)
+				}
+				if to == "view" && slices.ContainsFunc(rule.Verbs, func(v string) bool { return v != "get" && v != "list" && v != "watch" }) {
+					t.Errorf("ClusterRole %s, aggregated into view, grants %v", role.Name, rule.Verbs)
+				}
+				for _, r := range rule.Resources {
+					granted[to+" "+r] = append(granted[to+" "+r], rule.Verbs...)
+				}
+			}
+		}
+	}
+	if len(granted) == 0 {
+		return
+	}
+	for _, kind := range []string{"workerclusters", "dispatchpolicies"} {
+		for to, verbs := range map[string][]string{"view": {"get", "list", "watch"}, "edit": {"create", "update", "patch", "delete"}, "admin": {"create", "delete"}} {
+			for _, v := range verbs {
+				if !slices.Contains(granted[to+" "+kind], v) {
+					t.Errorf("no ClusterRole aggregated into %s grants %s on %s", to, v, kind)
+				}
+			}
+		}
+	}
+}
+
+// checkMetrics asserts that metrics are served as the Configuration says:
+// over HTTPS, Courier may have the API server review tokens and access,
+// and a ClusterRole lets scrapers get /metrics; over plain HTTP neither
+// is granted. The container's metrics port is the one Courier binds.
+func checkMetrics(t *testing.T, in *install) {
+	t.Helper()
+	secure := *in.config.Metrics.SecureServing
+	var reviews, reader bool
+	for _, obj := range in.ofKind("ClusterRole") {
+		role := convert[rbacv1.ClusterRole](t, obj)
+		reader = reader || readsMetricsOnly(role)
+		for _, rule := range role.Rules {
+			if (slices.Contains(rule.Resources, "tokenreviews") || slices.Contains(rule.Resources, "subjectaccessreviews")) && slices.Contains(rule.Verbs, "create") {
+				reviews = true
+			}
+		}
+	}
+	if reviews != secure || reader != secure {
+		t.Errorf("metrics secureServing %v, but token and access reviews granted: %v, a metrics-reader ClusterRole: %v", secure, reviews, reader)
+	}
+	if in.config.Metrics.BindAddress == "0" {
+		return
+	}
+	_, port, _ := strings.Cut(in.config.Metrics.BindAddress, ":")
+	var found bool
+	for _, c := range in.deployment.Spec.Template.Spec.Containers {
+		for _, p := range c.Ports {
+			found = found || (p.Name == "metrics" && strconv.Itoa(int(p.ContainerPort)) == port)
+		}
+	}
+	if !found {
+		t.Errorf("no container port named metrics is %s, the port of metrics.bindAddress %q", port, in.config.Metrics.BindAddress)
+	}
+}
+
+// readsMetricsOnly is whether a role grants nothing but get on /metrics.
+func readsMetricsOnly(role *rbacv1.ClusterRole) bool {
+	want := []rbacv1.PolicyRule{{NonResourceURLs: []string{"/metrics"}, Verbs: []string{"get"}}}
+	return cmp.Equal(want, role.Rules)
 }
 
 // checkWebhooks asserts the webhook contract: paths, failure policy, and

@@ -15,7 +15,7 @@ import (
 )
 
 // The dry-run needs the CRDs of every kind rendered: Courier's and its
-// peers' (the framework installs those), and stubs of the ServiceMonitor
+// peers' (the framework installs those), and stubs of the prometheus-operator
 // and cert-manager kinds, whose fields the render tests check instead.
 const stubCRDs = "test/manifests/testdata/crds"
 
@@ -73,15 +73,33 @@ var _ = Describe("The rendered manifests", func() {
 		})
 	}
 
-	for _, dir := range []string{"config/default", "config/samples", "config/prometheus"} {
-		It("pass a server-side dry-run: kustomize "+dir, func(ctx context.Context) {
-			m, err := buildKustomization(root(), dir)
+	for name, tc := range kustomizeCases {
+		It("pass a server-side dry-run: kustomize config/default, "+name, func(ctx context.Context) {
+			m, err := buildDefaultWith(root(), GinkgoT().TempDir(), tc.edits...)
 			Expect(err).NotTo(HaveOccurred())
 			dryRun(ctx, m)
 		})
 	}
 
-	for _, file := range []string{framework.WorkerRBAC, "config/worker/rbac-namespaced.yaml"} {
+	It("pass a server-side dry-run: kustomize config/samples", func(ctx context.Context) {
+		m, err := buildKustomization(root(), "config/samples")
+		Expect(err).NotTo(HaveOccurred())
+		dryRun(ctx, m)
+	})
+
+	It("pass a server-side dry-run: kustomize config/worker", func(ctx context.Context) {
+		m, err := buildKustomization(root(), "config/worker")
+		Expect(err).NotTo(HaveOccurred())
+		dryRun(ctx, m)
+	})
+
+	It("pass a server-side dry-run: kustomize config/worker with-manager", func(ctx context.Context) {
+		m, err := buildWorkerWithManager(root(), GinkgoT().TempDir())
+		Expect(err).NotTo(HaveOccurred())
+		dryRun(ctx, m)
+	})
+
+	for _, file := range []string{framework.WorkerRBAC, "config/worker/rbac-namespaced.yaml", "config/worker/fence.yaml", "config/worker/fence-manager-rbac.yaml"} {
 		It("pass a server-side dry-run: "+file, func(ctx context.Context) {
 			objs, err := framework.ReadManifests(root() + "/" + file)
 			Expect(err).NotTo(HaveOccurred())

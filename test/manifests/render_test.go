@@ -6,7 +6,9 @@ package manifests
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -14,6 +16,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/yaml"
 
 	"github.com/courierdev/courier/test/integration/framework"
 )
@@ -27,8 +30,18 @@ func (m manifest) ids() []string {
 	for _, obj := range m {
 		ids = append(ids, obj.GetKind()+" "+obj.GetName())
 	}
+	return sortedIDs(ids)
+}
+
+func sortedIDs(ids []string) []string {
 	slices.Sort(ids)
 	return ids
+}
+
+// yamlUnmarshalStrict decodes YAML into a typed object, refusing unknown
+// fields as Courier does.
+func yamlUnmarshalStrict(data []byte, into any) error {
+	return yaml.UnmarshalStrict(data, into)
 }
 
 func (m manifest) ofKind(kind string) manifest {
@@ -80,8 +93,13 @@ func repoRoot(t testing.TB) string {
 
 // run runs one of the tools in bin/ from the repository root.
 func run(root, tool string, args ...string) ([]byte, error) {
-	cmd := exec.Command(filepath.Join(root, "bin", tool), args...)
-	cmd.Dir = root
+	return runIn(root, root, tool, args...)
+}
+
+// runIn runs one of the tools in tools/bin/ in dir.
+func runIn(dir, tools, tool string, args ...string) ([]byte, error) {
+	cmd := exec.Command(filepath.Join(tools, "bin", tool), args...)
+	cmd.Dir = dir
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
@@ -101,12 +119,49 @@ func renderChart(root, release, namespace string, args ...string) (manifest, err
 	return manifest(objs), err
 }
 
-// buildKustomization builds a folder of config/.
-func buildKustomization(root, dir string) (manifest, error) {
-	out, err := run(root, "kustomize", "build", dir)
+// buildKustomization builds a folder of config/ under root, with the
+// tools of tools, the repository root, if given.
+func buildKustomization(root, dir string, tools ...string) (manifest, error) {
+	out, err := runIn(root, append(tools, root)[0], "kustomize", "build", dir)
 	if err != nil {
 		return nil, err
 	}
 	objs, err := framework.DecodeManifests(out)
 	return manifest(objs), err
+}
+
+// buildDefaultWith builds config/default as a user would after running
+// `kustomize edit` with each of edits in it: on a copy of config/ in dir,
+// so that the tree stays as it is.
+func buildDefaultWith(root, dir string, edits ...[]string) (manifest, error) {
+	if err := os.CopyFS(filepath.Join(dir, "config"), os.DirFS(filepath.Join(root, "config"))); err != nil {
+		return nil, fmt.Errorf("copying config/: %w", err)
+	}
+	kustomize := filepath.Join(root, "bin", "kustomize")
+	for _, edit := range edits {
+		cmd := exec.Command(kustomize, append([]string{"edit"}, edit...)...)
+		cmd.Dir = filepath.Join(dir, "config", "default")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return nil, fmt.Errorf("kustomize edit %v: %w: %s", edit, err, out)
+		}
+	}
+	return buildKustomization(dir, "config/default", root)
+}
+
+// buildWorkerWithManager builds, in tmp, a copy of config/worker with its
+// with-manager component, as docs/fence.md tells a platform engineer to.
+func buildWorkerWithManager(root, tmp string) (manifest, error) {
+	dir := filepath.Join(tmp, "worker")
+	if err := os.CopyFS(dir, os.DirFS(filepath.Join(root, "config/worker"))); err != nil {
+		return nil, fmt.Errorf("copying config/worker: %w", err)
+	}
+	k, err := os.OpenFile(filepath.Join(dir, "kustomization.yaml"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		return nil, fmt.Errorf("opening the copy's kustomization: %w", err)
+	}
+	_, err = k.WriteString("components:\n- with-manager\n")
+	if err := errors.Join(err, k.Close()); err != nil {
+		return nil, fmt.Errorf("adding the component: %w", err)
+	}
+	return buildKustomization(root, dir)
 }

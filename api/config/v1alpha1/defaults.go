@@ -34,7 +34,7 @@ const (
 	DefaultManagerQPS            float32 = 100
 	DefaultManagerBurst          int32   = 200
 	DefaultHealthBindAddress             = ":8081"
-	DefaultMetricsBindAddress            = ":8080"
+	DefaultMetricsBindAddress            = ":8443"
 	DefaultLeaderElectionID              = "courier.dev"
 	DefaultManagedByPath                 = "spec.managedBy"
 	DefaultManagedByValue                = "courier.dev/dispatcher"
@@ -45,6 +45,16 @@ const (
 	DefaultMutatingWebhookName           = "courier-mutating-webhook-configuration"
 	DefaultValidatingWebhookName         = "courier-validating-webhook-configuration"
 )
+
+// NamespaceEnv names the environment variable whose value, the pod's
+// namespace, a Configuration loaded from a file takes when it leaves
+// namespace out: a kustomize namespace change then needs no edit of the
+// file.
+const NamespaceEnv = "POD_NAMESPACE"
+
+// DefaultMetricsSecureServing serves metrics over HTTPS, to authenticated
+// and authorized clients only, unless the Configuration asks for plain HTTP.
+const DefaultMetricsSecureServing = true
 
 // SetDefaults fills every field left empty.
 func SetDefaults(c *Configuration) {
@@ -95,6 +105,9 @@ func SetDefaults(c *Configuration) {
 	}
 	if c.Metrics.BindAddress == "" {
 		c.Metrics.BindAddress = DefaultMetricsBindAddress
+	}
+	if c.Metrics.SecureServing == nil {
+		c.Metrics.SecureServing = ptr.To(DefaultMetricsSecureServing)
 	}
 	if c.LeaderElection == nil {
 		c.LeaderElection = &componentconfig.LeaderElectionConfiguration{}

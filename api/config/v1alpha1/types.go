@@ -21,7 +21,10 @@ type Configuration struct {
 	Origin string `json:"origin,omitempty"`
 
 	// Namespace is where Courier runs: the kubeconfig Secrets of the
-	// WorkerClusters and the leader-election lease live here.
+	// WorkerClusters and the leader-election lease live here. Left out,
+	// it is the namespace in the environment variable POD_NAMESPACE (the
+	// pod's own, which config/default sets from the downward API), else
+	// courier-system.
 	// +optional
 	Namespace string `json:"namespace,omitempty"`
 
@@ -239,11 +242,28 @@ type HealthEndpoint struct {
 	BindAddress string `json:"bindAddress,omitempty"`
 }
 
-// MetricsEndpoint is where metrics are served.
+// MetricsEndpoint is where and how metrics are served.
 type MetricsEndpoint struct {
 	// BindAddress is the TCP address of /metrics; "0" disables it.
 	// +optional
 	BindAddress string `json:"bindAddress,omitempty"`
+
+	// SecureServing serves /metrics over HTTPS, and only to clients that
+	// the manager's API server authenticates (a TokenReview of their
+	// bearer token) and authorizes (a SubjectAccessReview of get on the
+	// URL /metrics), such as a ServiceAccount bound to Courier's
+	// metrics-reader ClusterRole. false serves plain HTTP to whoever
+	// reaches the port: for a process on a loopback address only.
+	// +optional
+	SecureServing *bool `json:"secureServing,omitempty"`
+
+	// CertDir holds tls.crt and tls.key for HTTPS, such as a cert-manager
+	// Secret mounted there; Courier reloads them when they change. Empty
+	// serves a self-signed certificate made at start. Only with
+	// secureServing.
+	// +optional
+	// +kubebuilder:validation:MaxLength=4096
+	CertDir string `json:"certDir,omitempty"`
 }
 
 // Fence is the heartbeat Courier renews on each worker, in a Lease the

@@ -48,6 +48,29 @@ validating: {{ printf "%s-validating-webhook-configuration" $fullname }}
 issuer: {{ printf "%s-selfsigned-issuer" $fullname }}
 certificate: {{ printf "%s-serving-cert" $fullname }}
 extraRole: {{ printf "%s-extra" $fullname }}
+metricsReader: {{ printf "%s-metrics-reader" $fullname }}
+metricsCertificate: {{ printf "%s-metrics-cert" $fullname }}
+metricsSecret: {{ printf "%s-metrics-server-cert" $fullname }}
+{{- end -}}
+
+{{/* Whether metrics are served over HTTPS to authorized clients: the
+Configuration's metrics.secureServing if given, else metrics.secureServing. */}}
+{{- define "courier.metricsSecure" -}}
+{{- $metrics := default dict (default dict .Values.configuration).metrics -}}
+{{- if hasKey $metrics "secureServing" -}}
+{{- toString $metrics.secureServing -}}
+{{- else -}}
+{{- toString .Values.metrics.secureServing -}}
+{{- end -}}
+{{- end -}}
+
+{{/* Where the pod mounts the metrics certificate that cert-manager
+issues beside the webhook's: only with webhooks under CertManager and HTTPS
+metrics. Empty otherwise. */}}
+{{- define "courier.metricsCertDir" -}}
+{{- if and .Values.webhook.enable (eq .Values.webhook.certManagement "CertManager") (eq (include "courier.metricsSecure" .) "true") -}}
+/tmp/k8s-metrics-server/serving-certs
+{{- end -}}
 {{- end -}}
 
 {{/* The Configuration file: the user's configuration value with the fields
@@ -67,9 +90,21 @@ release created. */}}
 {{- $_ := set $cfg "leaderElection" $le -}}
 {{- end -}}
 {{- $_ := set $cfg "namespace" .Release.Namespace -}}
-{{- /* The container ports follow metrics.port and health.port; a bind
-address set in configuration (a local process, say) is kept. */ -}}
-{{- $_ := set $cfg "metrics" (merge (default dict $cfg.metrics) (dict "bindAddress" (printf ":%d" (int .Values.metrics.port)))) -}}
+{{- /* The container ports follow metrics.port and health.port, and
+HTTPS metrics.secureServing; what configuration sets itself (a local
+process, say) is kept. */ -}}
+{{- $metrics := dict "bindAddress" (printf ":%d" (int .Values.metrics.port)) "secureServing" .Values.metrics.secureServing -}}
+{{- with include "courier.metricsCertDir" . -}}
+{{- $_ := set $metrics "certDir" . -}}
+{{- end -}}
+{{- /* Not merge: it would replace a false the user set. */ -}}
+{{- $userMetrics := default dict $cfg.metrics -}}
+{{- range $key, $value := $metrics -}}
+{{- if not (hasKey $userMetrics $key) -}}
+{{- $_ := set $userMetrics $key $value -}}
+{{- end -}}
+{{- end -}}
+{{- $_ := set $cfg "metrics" $userMetrics -}}
 {{- $_ := set $cfg "health" (merge (default dict $cfg.health) (dict "bindAddress" (printf ":%d" (int .Values.health.port)))) -}}
 {{- $certManagement := ternary "Internal" "External" (eq .Values.webhook.certManagement "Internal") -}}
 {{- $_ := set $cfg "webhook" (dict
@@ -117,10 +152,11 @@ cert-manager.io/inject-ca-from: {{ printf "%s/%s" .Release.Namespace $names.cert
 {{- end -}}
 {{- end -}}
 
-{{/* rules renames the resourceNames of generated rules after the release,
-and, unless Courier manages its certificate itself, drops the rules that
-only certificate management needs: writing webhook configurations and
-its Secret. */}}
+{{/* rules renames the resourceNames of generated rules after the release;
+unless Courier manages its certificate itself, drops the rules that only
+certificate management needs: writing webhook configurations and its
+Secret; and with plain HTTP metrics, the token and access reviews that
+only secure metrics make. */}}
 {{- define "courier.rules" -}}
 {{- $ctx := .ctx -}}
 {{- $names := include "courier.objectNames" $ctx | fromYaml -}}
@@ -129,10 +165,13 @@ its Secret. */}}
   "courier-validating-webhook-configuration" $names.validating
   "courier-webhook-server-cert" $names.secret -}}
 {{- $internal := and $ctx.Values.webhook.enable (eq $ctx.Values.webhook.certManagement "Internal") -}}
+{{- $secureMetrics := eq (include "courier.metricsSecure" $ctx) "true" -}}
 {{- $out := list -}}
 {{- range $rule := .rules -}}
 {{- $rule = deepCopy $rule -}}
-{{- if and (not $internal) (has "admissionregistration.k8s.io" $rule.apiGroups) -}}
+{{- if and (not $secureMetrics) (or (has "tokenreviews" $rule.resources) (has "subjectaccessreviews" $rule.resources)) -}}
+{{- $rule = dict -}}
+{{- else if and (not $internal) (has "admissionregistration.k8s.io" $rule.apiGroups) -}}
 {{- $rule = dict -}}
 {{- else if and (not $internal) (has "secrets" $rule.resources) -}}
 {{- $verbs := without $rule.verbs "create" "update" -}}

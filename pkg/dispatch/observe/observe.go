@@ -24,6 +24,7 @@ import (
 	"github.com/courierdev/courier/pkg/dispatch/plan"
 	"github.com/courierdev/courier/pkg/dispatch/workload"
 	"github.com/courierdev/courier/pkg/dispatchpolicy"
+	"github.com/courierdev/courier/pkg/lostworker"
 	"github.com/courierdev/courier/pkg/placement"
 )
 
@@ -57,6 +58,11 @@ func (ob *Observer) Observe(ctx context.Context, wl *kueue.Workload) (Result, er
 	if err := ob.observeRemotes(ctx, &res, workers); err != nil {
 		return res, err
 	}
+	all := make([]*courier.WorkerCluster, 0, len(workers))
+	for _, wc := range workers {
+		all = append(all, wc)
+	}
+	res.Observed.SelfFault = lostworker.SelfFault(all, ob.Lost)
 	if len(o.Candidates) > 0 {
 		in := ob.placementInput(wl, res.Job, policy, *o, workers, &res.Seen)
 		o.PlacementInput = &in

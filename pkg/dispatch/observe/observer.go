@@ -13,6 +13,7 @@ import (
 	"github.com/courierdev/courier/pkg/dispatch/expect"
 	"github.com/courierdev/courier/pkg/dispatch/plan"
 	"github.com/courierdev/courier/pkg/dispatch/workload"
+	"github.com/courierdev/courier/pkg/lostworker"
 	"github.com/courierdev/courier/pkg/placement"
 )
 
@@ -27,7 +28,9 @@ type Observer struct {
 	Policies          *placement.Cache
 	Origin            string
 	WorkerLostTimeout time.Duration
-	Now               func() time.Time
+	// Lost are the lost-worker settings.
+	Lost lostworker.Settings
+	Now  func() time.Time
 }
 
 // Result is one observation: what the planner decides on, the manager job

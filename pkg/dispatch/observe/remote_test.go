@@ -19,6 +19,7 @@ import (
 	courier "github.com/courierdev/courier/api/v1alpha1"
 	"github.com/courierdev/courier/pkg/adapter"
 	"github.com/courierdev/courier/pkg/dispatch/expect"
+	"github.com/courierdev/courier/pkg/lostworker"
 	"github.com/courierdev/courier/pkg/testing/workers"
 )
 
@@ -137,6 +138,33 @@ func TestHeldBy(t *testing.T) {
 			copy.SetFinalizers(tc.finalizers)
 			if diff := cmp.Diff(tc.want, heldBy(copy.GetKind(), copy)); diff != "" {
 				t.Errorf("heldBy (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// After a restart, a worker's disconnect recorded before it counts from
+// Courier's start: a Courier down longer than workerLostTimeout while the
+// worker recovered must not take the old disconnect for a long loss.
+func TestHealthCountsNoLossFromBeforeCourierStarted(t *testing.T) {
+	started := t0.Add(-time.Minute)
+	cases := map[string]struct {
+		disconnected time.Time
+		want         time.Time
+	}{
+		"lost an hour before Courier started": {disconnected: t0.Add(-time.Hour), want: started},
+		"lost since Courier started":          {disconnected: t0.Add(-30 * time.Second), want: t0.Add(-30 * time.Second)},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			ob := newObserver(workers.Remotes{})
+			ob.Lost = lostworker.Settings{Policy: courier.LostWorkerTimeout, Timeout: 15 * time.Minute, Started: started}
+			wc := &courier.WorkerCluster{ObjectMeta: metav1.ObjectMeta{Name: "w1"}}
+			wc.Status.DisconnectedSince = &metav1.Time{Time: tc.disconnected}
+			wc.Status.Conditions = []metav1.Condition{{Type: courier.WorkerClusterActive, Status: metav1.ConditionFalse, Reason: courier.ReasonUnreachable}}
+			h := ob.health("w1", map[string]*courier.WorkerCluster{"w1": wc})
+			if h.LostSince == nil || !h.LostSince.Time.Equal(tc.want) {
+				t.Errorf("LostSince = %v, want %v", h.LostSince, tc.want)
 			}
 		})
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/courierdev/courier/pkg/dispatch/plan"
 	"github.com/courierdev/courier/pkg/dispatch/workload"
 	"github.com/courierdev/courier/pkg/dispatchpolicy"
+	"github.com/courierdev/courier/pkg/lostworker"
 	"github.com/courierdev/courier/pkg/placement"
 )
 
@@ -125,13 +126,18 @@ func passOver(notes map[string]plan.PassOver, c string, n expect.Note) map[strin
 // health reports a cluster as dispatch sees it. A worker is lost from when
 // it stopped being a place for work: its first disconnect, which counts a
 // configuration error only after the worker was Active (see the
-// WorkerCluster's disconnectedSince); the deletion of its WorkerCluster,
-// whose jobs then follow the same policy; or for ever, for a cluster that
-// has no WorkerCluster.
+// WorkerCluster's disconnectedSince), and never from before Courier
+// started; the deletion of its WorkerCluster; or for ever, for a cluster
+// that has no WorkerCluster. What becomes of its jobs then is its policy's.
 func (ob *Observer) health(name string, workers map[string]*courier.WorkerCluster) plan.Health {
 	_, err := ob.Remotes.Get(name)
-	h := plan.Health{Connected: err == nil}
+	h := plan.Health{Connected: err == nil, Policy: courier.LostWorkerTimeout}
 	wc, ok := workers[name]
+	if ok {
+		h.Policy = lostworker.PolicyOf(wc, ob.Lost)
+		h.FenceAnswered = lostworker.FenceAnswered(wc)
+		h.MovableAt = lostworker.MovableAt(wc, ob.Lost)
+	}
 	switch {
 	case !ok:
 		h.LostSince, h.LostReason, h.LostWhy = &metav1.Time{}, courier.EventWorkerLost, "has no WorkerCluster any more"
@@ -139,10 +145,11 @@ func (ob *Observer) health(name string, workers map[string]*courier.WorkerCluste
 		h.LostSince, h.LostReason = wc.DeletionTimestamp, courier.EventWorkerDraining
 		h.LostWhy = "has been draining since its WorkerCluster was deleted at " + stamp(wc.DeletionTimestamp)
 	case !h.Connected && wc.Status.DisconnectedSince != nil:
-		h.LostSince, h.LostReason = wc.Status.DisconnectedSince, courier.EventWorkerLost
+		since := &metav1.Time{Time: lostworker.Clamp(wc.Status.DisconnectedSince.Time, ob.Lost)}
+		h.LostSince, h.LostReason = since, courier.EventWorkerLost
 		h.LostWhy = "has been unreachable since " + stamp(wc.Status.DisconnectedSince)
 		if active := meta.FindStatusCondition(wc.Status.Conditions, courier.WorkerClusterActive); active != nil &&
-			active.Status == metav1.ConditionFalse && active.Reason != courier.ReasonUnreachable {
+			active.Status == metav1.ConditionFalse && active.Reason != courier.ReasonUnreachable && active.Reason != courier.ReasonSelfFault {
 			h.LostReason = courier.EventWorkerUnusable
 			h.LostWhy = fmt.Sprintf("has refused Courier's connection (%s) since %s", active.Reason, stamp(wc.Status.DisconnectedSince))
 		}

@@ -75,7 +75,8 @@ func copiesGone(o Observed, c string) bool {
 	if h.Connected {
 		return !o.Remotes[c].holdsCopies()
 	}
-	return h.LostSince != nil && o.Now.Sub(h.LostSince.Time) >= o.WorkerLostTimeout
+	move, _, _ := lostFate(o, c)
+	return move
 }
 
 // oldJobOn names the first connected worker but except that still holds a

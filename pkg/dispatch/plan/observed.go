@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
+	courier "github.com/courierdev/courier/api/v1alpha1"
 	"github.com/courierdev/courier/pkg/adapter"
 	"github.com/courierdev/courier/pkg/dispatch/workload"
 	"github.com/courierdev/courier/pkg/placement"
@@ -76,8 +77,11 @@ type Observed struct {
 	// Health of every cluster that holds a copy, is placed, or is known.
 	Health map[string]Health
 	// WorkerLostTimeout is how long a placed job's worker may be lost
-	// before the job is dispatched again.
+	// before the job is dispatched again, as its policy allows.
 	WorkerLostTimeout time.Duration
+	// SelfFault says why Courier takes the workers out of its reach for a
+	// fault of its own, "" if it does not: then no job moves.
+	SelfFault string
 }
 
 // PassOver says why a worker is passed over for the job, and until when.
@@ -170,4 +174,12 @@ type Health struct {
 	// LostReason is the event reason for giving up the worker's jobs, and
 	// LostWhy the words that say why.
 	LostReason, LostWhy string
+	// Policy is what becomes of the worker's jobs once it is lost.
+	Policy courier.LostWorkerPolicy
+	// FenceAnswered: a fence answered there when Courier last reached it.
+	FenceAnswered bool
+	// MovableAt is, under the Fenced policy, when the worker's fence must
+	// have stopped its jobs: a margin after Courier revoked it; nil until
+	// then.
+	MovableAt *metav1.Time
 }

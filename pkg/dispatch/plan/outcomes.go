@@ -162,3 +162,19 @@ func refusalEvents(c string, f *adapter.Forwarding) []Event {
 	}
 	return out
 }
+
+// keepOnLostWorker leaves a job on its lost worker c, where its policy
+// keeps it: the check says why, once, with the event that announces it.
+func keepOnLostWorker(o Observed, p Plan, c, note string) Plan {
+	if !o.HasCheck {
+		return p
+	}
+	msg := fmt.Sprintf("Dispatched to worker %q, whose Kueue admitted the workload. %s", c, note)
+	if o.Check.Message == msg {
+		return p
+	}
+	wl := o.Workload
+	p.Status = &StatusChange{State: o.Check.State, Message: msg, ClusterName: wl.Status.ClusterName, Nominated: wl.Status.NominatedClusterNames}
+	p.Events = append(p.Events, Event{Type: "Warning", Reason: courier.EventKeptOnLostWorker, Message: note, Cluster: c})
+	return p
+}

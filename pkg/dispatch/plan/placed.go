@@ -104,18 +104,17 @@ func planJobEnded(o Observed) Plan {
 func planPlaced(o Observed, c string) Plan {
 	p := Plan{Delete: withCopies(o.Remotes, c)}
 	h, r := o.Health[c], o.Remotes[c]
-	if h.LostSince != nil {
-		lostFor := o.Now.Sub(h.LostSince.Time)
-		if lostFor >= o.WorkerLostTimeout {
-			return retryElsewhere(o, p, h.LostReason, fmt.Sprintf("Worker %q %s, for longer than workerLostTimeout (%s); dispatching the workload again.",
-				c, h.LostWhy, o.WorkerLostTimeout))
-		}
-		p.RequeueAfter = o.WorkerLostTimeout - lostFor
+	move, recheck, keep := lostFate(o, c)
+	if move {
+		return retryElsewhere(o, p, h.LostReason, movedWhy(o, c))
 	}
+	p.RequeueAfter = recheck
 	switch {
+	case !h.Connected && keep != "":
+		return keepOnLostWorker(o, p, c, keep)
 	case !h.Connected:
-		// The worker may well be running the job: wait for it, or for it to
-		// count as lost.
+		// The worker may well be running the job: wait for it, or for its
+		// policy to move it.
 		return p
 	case refusedBeforeRunning(o, c, r):
 		// Choose again at once, passing that worker over, rather than
@@ -290,9 +289,7 @@ func planEarlierPlacement(o Observed) Plan {
 	msg := fmt.Sprintf("Worker %q held this workload before it was evicted and is out of reach; it may still run the job, so nothing is dispatched until it is back or counts as lost.", c)
 	p := pending(o, msg, nil, Event{Type: "Warning", Reason: courier.EventWaitingForWorker, Message: msg})
 	p.Delete = withCopies(o.Remotes, "")
-	if h.LostSince != nil {
-		p.RequeueAfter = o.WorkerLostTimeout - o.Now.Sub(h.LostSince.Time)
-	}
+	_, p.RequeueAfter, _ = lostFate(o, c)
 	return p
 }
 

@@ -72,6 +72,14 @@ func (f Remotes) Names() []string {
 	return names
 }
 
+// State is connected for a worker of the set, and unknown otherwise.
+func (f Remotes) State(name string) (cluster.State, bool) {
+	if f[name] != nil {
+		return cluster.State{Connected: true}, true
+	}
+	return cluster.State{}, false
+}
+
 // New is a worker whose informers answer from informer and whose API
 // server answers from api; they are the same unless a test wants the
 // informer behind. It serves Kueue Workloads and TrainJobs.

@@ -63,6 +63,8 @@ var _ = BeforeSuite(func(ctx context.Context) {
 
 	courier, err = env.StartCourier(ctx, func(c *configv1alpha1.Configuration) {
 		c.WorkerLostTimeout = &metav1.Duration{Duration: workerLostTimeout}
+		// These specs are of the Timeout policy; the Fenced one has its own.
+		c.LostWorkerPolicy = courierv1alpha1.LostWorkerTimeout
 		c.GCInterval = &metav1.Duration{Duration: 5 * time.Second}
 	})
 	Expect(err).NotTo(HaveOccurred())

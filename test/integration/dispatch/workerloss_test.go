@@ -10,11 +10,13 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
 	courierv1alpha1 "github.com/courierdev/courier/api/v1alpha1"
 	couriertesting "github.com/courierdev/courier/pkg/testing/courier"
+	"github.com/courierdev/courier/pkg/workercluster"
 	"github.com/courierdev/courier/test/integration/framework"
 	"github.com/courierdev/courier/test/integration/kueuesim"
 )
@@ -130,13 +132,20 @@ var _ = Describe("Losing a worker", Ordered, func() {
 		expectTrainJobOnlyOn(ctx, tj, pool[0])
 	})
 
-	It("drains a deleted WorkerCluster: its jobs run on, move after workerLostTimeout, and then it goes", func(ctx context.Context) {
+	It("drains a WorkerCluster deleted with its kubeconfig Secret: its jobs run on, move after workerLostTimeout, and then both go", func(ctx context.Context) {
 		wl, tj := placeOnSpare(ctx, ns)
+		secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: courier.Namespace, Name: spare.Name}}
+		Eventually(func(g Gomega) {
+			g.Expect(env.Manager.Client.Get(ctx, client.ObjectKeyFromObject(secret), secret)).To(Succeed())
+			g.Expect(secret.Finalizers).To(ContainElement(workercluster.CredentialsFinalizer))
+		}).Should(Succeed())
 
-		By("deleting the worker's WorkerCluster")
+		By("deleting the worker's WorkerCluster and its Secret together, as a teardown does")
 		Expect(env.Manager.Client.Delete(ctx, couriertesting.MakeWorkerCluster(spare.Name).Obj())).To(Succeed())
+		Expect(env.Manager.Client.Delete(ctx, secret)).To(Succeed())
 		DeferCleanup(func(ctx context.Context) {
 			Eventually(func(g Gomega) { g.Expect(workerCluster(ctx, g, spare.Name)).To(BeNil()) }).WithTimeout(time.Minute).Should(Succeed())
+			Expect(courier.KubeconfigSecret(ctx, env.Manager, spare.Name, spare, framework.CourierUser)).To(Succeed())
 			Expect(env.Manager.Client.Create(ctx, couriertesting.MakeWorkerCluster(spare.Name).Obj())).To(Succeed())
 		})
 		Eventually(func(g Gomega) {
@@ -161,12 +170,21 @@ var _ = Describe("Losing a worker", Ordered, func() {
 		}).WithTimeout(workerLostTimeout / 3).Should(Succeed())
 		spareSim.ExpectCheck(ctx, wl, kueue.CheckStateRetry, "has been draining since its WorkerCluster was deleted")
 
-		By("removing its copies once the manager's Kueue evicts it, and then the WorkerCluster")
+		By("keeping the credentials for the drain: the worker stays reachable")
+		Expect(env.Manager.Client.Get(ctx, client.ObjectKeyFromObject(secret), secret)).To(Succeed())
+		Expect(secret.DeletionTimestamp).NotTo(BeNil())
+		_, err := courier.Cache.Get(spare.Name)
+		Expect(err).NotTo(HaveOccurred())
+
+		By("removing its copies once the manager's Kueue evicts it, and then the WorkerCluster and the Secret")
 		spareSim.EvictAndRequeue(ctx, wl)
 		Eventually(func(g Gomega) {
 			g.Expect(kueuesim.Read(ctx, g, spare, tj)).To(BeNil())
 			g.Expect(kueuesim.Read(ctx, g, spare, wl)).To(BeNil())
 		}).Should(Succeed())
-		Eventually(func(g Gomega) { g.Expect(workerCluster(ctx, g, spare.Name)).To(BeNil()) }).WithTimeout(time.Minute).Should(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(workerCluster(ctx, g, spare.Name)).To(BeNil())
+			g.Expect(apierrors.IsNotFound(env.Manager.Client.Get(ctx, client.ObjectKeyFromObject(secret), &corev1.Secret{}))).To(BeTrue(), "the Secret outlived its WorkerCluster")
+		}).WithTimeout(time.Minute).Should(Succeed())
 	})
 })

@@ -20,7 +20,7 @@ import (
 )
 
 var _ = Describe("Courier's manager", func() {
-	It("starts against a real API server, serves probes and metrics, and takes the leader lease", func(ctx context.Context) {
+	It("starts against a real API server, serves probes and plain HTTP metrics when asked, and takes the leader lease", func(ctx context.Context) {
 		ns, err := env.Manager.CreateNamespace(ctx, "courier")
 		Expect(err).NotTo(HaveOccurred())
 		healthAddr, err := framework.FreeAddress()
@@ -31,7 +31,7 @@ var _ = Describe("Courier's manager", func() {
 		cfg := &configv1alpha1.Configuration{
 			Namespace: ns.Name,
 			Health:    &configv1alpha1.HealthEndpoint{BindAddress: healthAddr},
-			Metrics:   &configv1alpha1.MetricsEndpoint{BindAddress: metricsAddr},
+			Metrics:   &configv1alpha1.MetricsEndpoint{BindAddress: metricsAddr, SecureServing: ptr.To(false)},
 		}
 		configv1alpha1.SetDefaults(cfg)
 		mgr, err := controllermanager.New(env.Manager.Config, cfg, controllermanager.Flags{})

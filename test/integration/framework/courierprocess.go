@@ -60,10 +60,11 @@ type CourierProcess struct {
 }
 
 // StartCourierProcess writes a Configuration (leader election off, probes
-// and metrics on free ports) and a kubeconfig for CourierUser, grants that
-// user ManagerRBAC, starts the binary and waits until /healthz answers.
-// Only fields every released Configuration has are written, since the
-// decoder is strict and older binaries are run for comparison.
+// and metrics on free loopback ports, metrics over plain HTTP for the
+// benchmarks to scrape) and a kubeconfig for CourierUser, grants that user
+// ManagerRBAC, starts the binary and waits until /healthz answers. Only
+// fields every Configuration since metrics.secureServing has are written,
+// since the decoder is strict and older binaries are run for comparison.
 func (e *Environment) StartCourierProcess(ctx context.Context, opts CourierProcessOptions) (*CourierProcess, error) {
 	if err := e.Manager.EnsureNamespace(ctx, opts.Namespace); err != nil {
 		return nil, err
@@ -88,7 +89,7 @@ func (e *Environment) StartCourierProcess(ctx context.Context, opts CourierProce
 kind: Configuration
 namespace: %q
 health: {bindAddress: %q}
-metrics: {bindAddress: %q}
+metrics: {bindAddress: %q, secureServing: false}
 leaderElection: {leaderElect: false}
 %s
 `, opts.Namespace, p.HealthAddress, p.MetricsAddress, opts.ExtraConfig)

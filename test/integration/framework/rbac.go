@@ -79,7 +79,8 @@ func Apply(ctx context.Context, c client.Client, objs []*unstructured.Unstructur
 }
 
 // grantCourier gives CourierUser the ClusterRoles of a shipped RBAC file,
-// its Roles in namespace (Courier's), and a ClusterRole
+// its Roles in namespace (Courier's; "" keeps each Role's own, whose
+// Namespace the file creates), and a ClusterRole
 // "courier-frameworks" with extra rules, as a platform engineer would for
 // the external frameworks.
 func (c *Cluster) grantCourier(ctx context.Context, root, file, namespace string, extra []rbacv1.PolicyRule) error {
@@ -90,8 +91,16 @@ func (c *Cluster) grantCourier(ctx context.Context, root, file, namespace string
 	var roles []*rbacv1.ClusterRole
 	var apply []*unstructured.Unstructured
 	for _, obj := range objs {
+		if obj.GetKind() == "Namespace" && namespace == "" {
+			apply = append(apply, obj)
+			continue
+		}
 		if obj.GetKind() == "Role" {
-			namespaced, err := namespacedGrant(obj, namespace)
+			in := namespace
+			if in == "" {
+				in = obj.GetNamespace()
+			}
+			namespaced, err := namespacedGrant(obj, in)
 			if err != nil {
 				return fmt.Errorf("granting Role %s of %s: %w", obj.GetName(), file, err)
 			}

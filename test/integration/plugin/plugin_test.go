@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"time"
 
+	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/rand"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -59,30 +61,30 @@ var _ = Describe("kubectl courier", func() {
 		Expect(err).NotTo(HaveOccurred())
 	})
 
-	It("shows where a dispatched job runs, its check, the remote Workload, the events on both sides, and the worker's jobs", func(ctx context.Context) {
+	It("shows where a dispatched job runs, its check, its worker, the status mirrored from there, the events, and the worker's jobs", func(ctx context.Context) {
 		tj := trainJobIn(ns).Obj()
 		wl := sim.Submit(ctx, tj)
 		worker := env.Workers[0]
 		Eventually(func(g Gomega) { g.Expect(kueuesim.Read(ctx, g, worker, wl)).NotTo(BeNil()) }).Should(Succeed())
 		kueuesim.AdmitOn(ctx, worker, wl)
 		sim.ExpectCheck(ctx, wl, kueue.CheckStateReady, worker.Name)
-		By("recording an event on the worker's copy, as its Kueue would")
-		Expect(worker.Client.Create(ctx, &corev1.Event{
-			ObjectMeta:     metav1.ObjectMeta{GenerateName: wl.Name + "-", Namespace: ns},
-			InvolvedObject: corev1.ObjectReference{APIVersion: kueue.SchemeGroupVersion.String(), Kind: "Workload", Namespace: ns, Name: wl.Name},
-			Type:           corev1.EventTypeNormal, Reason: "Admitted", Message: "Admitted by ClusterQueue worker-cq",
-			FirstTimestamp: metav1.Now(), LastTimestamp: metav1.Now(), Count: 1, Source: corev1.EventSource{Component: "kueue-admission"},
-		})).To(Succeed())
+		By("having Trainer on the worker resume the job, which Courier mirrors to the manager")
+		Eventually(func(g Gomega) {
+			remote := &trainer.TrainJob{}
+			g.Expect(worker.Client.Get(ctx, client.ObjectKeyFromObject(tj), remote)).To(Succeed())
+			meta.SetStatusCondition(&remote.Status.Conditions, metav1.Condition{Type: trainer.TrainJobSuspended, Status: metav1.ConditionFalse, Reason: "Resumed", Message: "TrainJob is resumed"})
+			g.Expect(worker.Client.Status().Update(ctx, remote)).To(Succeed())
+		}).Should(Succeed())
 
-		By("reading status as JSON")
+		By("reading status as JSON, as a user who may not read Secrets")
 		var status cli.StatusReport
 		Eventually(func(g Gomega) {
 			out, err := kubectlCourier(ctx, "status", "trainjob/"+tj.Name, "-n", ns, "-o", "json")
 			g.Expect(err).NotTo(HaveOccurred())
 			status = cli.StatusReport{}
 			g.Expect(json.Unmarshal([]byte(out), &status)).To(Succeed(), out)
-			g.Expect(status.Events).To(ContainElement(And(HaveField("Cluster", "manager"), HaveField("Object", "Workload/"+wl.Name),
-				HaveField("Reason", courierv1alpha1.EventDispatched))))
+			g.Expect(status.Events).To(ContainElement(And(HaveField("Object", "Workload/"+wl.Name), HaveField("Reason", courierv1alpha1.EventDispatched))))
+			g.Expect(status.JobState).To(Equal("not " + trainer.TrainJobSuspended))
 		}).Should(Succeed())
 		Expect(status.Job).To(Equal(cli.JobRef{APIVersion: "trainer.kubeflow.org/v1alpha1", Kind: "TrainJob", Namespace: ns, Name: tj.Name}))
 		Expect(status.Workload).To(Equal(wl.Name))
@@ -91,19 +93,31 @@ var _ = Describe("kubectl courier", func() {
 		Expect(status.Check).NotTo(BeNil())
 		Expect(*status.Check).To(And(HaveField("Name", checkName), HaveField("Policy", policyName), HaveField("State", "Ready"),
 			HaveField("Message", ContainSubstring(worker.Name))))
-		Expect(status.Remote).To(Equal(&cli.RemoteStatus{Cluster: worker.Name, Found: true, State: "Admitted", Message: "Admitted", JobFound: true}))
-		Expect(status.Events).To(ContainElement(And(HaveField("Cluster", worker.Name), HaveField("Object", "Workload/"+wl.Name),
-			HaveField("Reason", "Admitted"), HaveField("Message", "Admitted by ClusterQueue worker-cq"))))
+		Expect(status.Worker).To(Equal(&cli.WorkerStatus{Cluster: worker.Name, Found: true, Active: "True", Reason: courierv1alpha1.ReasonConnected,
+			Message: status.Worker.Message}))
+		Expect(status.JobMessage).To(Equal("Resumed: TrainJob is resumed"))
 		Expect(status.Notes).To(BeEmpty())
 
 		By("reading status as a table, the kind left to its default")
 		out, err := kubectlCourier(ctx, "status", tj.Name, "-n", ns)
 		Expect(err).NotTo(HaveOccurred())
-		Expect(out).To(ContainSubstring("WHERE:     Placed on " + worker.Name + "."))
+		Expect(out).To(MatchRegexp(`WHERE:\s+Placed on ` + worker.Name + `\.`))
 		Expect(out).To(MatchRegexp(`CHECK:\s+` + checkName + `\s+Ready - Dispatched to worker "` + worker.Name + `"`))
-		Expect(out).To(MatchRegexp(`REMOTE:\s+` + worker.Name + `\s+Admitted - Admitted\s+job copy present`))
-		Expect(out).To(MatchRegexp(`(?m)^manager\s+Workload/` + wl.Name + `\s+Normal\s+Dispatched\s+`))
-		Expect(out).To(MatchRegexp(`(?m)^` + worker.Name + `\s+Workload/` + wl.Name + `\s+Normal\s+Admitted\s+\S+\s+Admitted by ClusterQueue worker-cq$`))
+		Expect(out).To(MatchRegexp(`WORKER:\s+` + worker.Name + `\s+Active \(Connected\)`))
+		Expect(out).To(MatchRegexp(`JOB STATUS:\s+not Suspended - Resumed: TrainJob is resumed`))
+		Expect(out).To(MatchRegexp(`(?m)^Workload/` + wl.Name + `\s+Normal\s+Dispatched\s+`))
+
+		By("listing it among the jobs of every namespace, by name and through a jsonpath")
+		out, err = kubectlCourier(ctx, "status", "-A", "--no-headers")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(out).To(MatchRegexp(`(?m)^` + ns + `\s+trainjob/` + tj.Name + `\s+` + wl.Name + `\s+\S+\s+Ready\s+` + worker.Name + `\s+\S+$`))
+		Expect(out).NotTo(ContainSubstring("NAMESPACE"))
+		out, err = kubectlCourier(ctx, "status", "-n", ns, "-o", "name")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(out).To(Equal("trainjob.trainer.kubeflow.org/" + tj.Name + "\n"))
+		out, err = kubectlCourier(ctx, "status", tj.Name, "-n", ns, "-o", "jsonpath={.cluster}")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(out).To(Equal(worker.Name))
 
 		By("counting the job on its worker")
 		out, err = kubectlCourier(ctx, "clusters", "-o", "json")
@@ -117,6 +131,12 @@ var _ = Describe("kubectl courier", func() {
 		Expect(err).NotTo(HaveOccurred())
 		Expect(out).To(MatchRegexp(`(?m)^NAME\s+ACTIVE\s+REASON\s+DRAINING\s+PLACED\s+WAITING\s+CAPACITY$`))
 		Expect(out).To(MatchRegexp(`(?m)^` + worker.Name + `\s+True\s+Connected\s+no\s+[1-9]\d*\s+\d+\s+`))
+		out, err = kubectlCourier(ctx, "clusters", "-o", "wide")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(out).To(MatchRegexp(`(?m)^NAME\s+ACTIVE\s+REASON\s+DRAINING\s+PLACED\s+WAITING\s+CAPACITY\s+KUBERNETES\s+UNAVAILABLE\s+MESSAGE$`))
+		out, err = kubectlCourier(ctx, "clusters", "-o", "name")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(out).To(ContainSubstring("workercluster.courier.dev/" + worker.Name + "\n"))
 	})
 
 	It("says which job it cannot find, and how to name one", func(ctx context.Context) {
@@ -126,8 +146,10 @@ var _ = Describe("kubectl courier", func() {
 		Expect(err).To(MatchError("Job missing not found in namespace " + ns + "; pick the namespace with -n"))
 		_, err = kubectlCourier(ctx, "status", "nosuchkind/x", "-n", ns)
 		Expect(err).To(MatchError(ContainSubstring(`the manager serves no resource "nosuchkind"; name the job as TYPE/NAME`)))
-		_, err = kubectlCourier(ctx, "clusters", "-o", "wide")
-		Expect(err).To(MatchError(`--output "wide" is not a format kubectl courier prints; use table, json or yaml`))
+		_, err = kubectlCourier(ctx, "clusters", "-o", "table")
+		Expect(err).To(MatchError(HavePrefix(`--output "table" is not a format kubectl courier prints; use one of wide, json, yaml`)))
+		_, err = kubectlCourier(ctx, "explain", "missing", "-A")
+		Expect(err).To(MatchError("a job is named in one namespace: pick it with -n; -A lists every job, with kubectl courier status -A"))
 	})
 
 	It("explains a job that waits because no worker has room for it", func(ctx context.Context) {
@@ -172,6 +194,6 @@ var _ = Describe("kubectl courier", func() {
 		out, err = kubectlCourier(ctx, "status", tj.Name, "-n", ns)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(out).To(ContainSubstring("WHERE:     Waiting for a worker's Kueue to admit it; copies on "))
-		Expect(out).NotTo(ContainSubstring("REMOTE:"))
+		Expect(out).NotTo(ContainSubstring("WORKER:"))
 	})
 })
