@@ -146,6 +146,17 @@ func (in *injector) runFaults(ctx context.Context, plan []Planned, start time.Ti
 				locks[t].Lock()
 				defer locks[t].Unlock()
 			}
+			var picked string
+			if p.Target == anyWorker && p.Kind != RestartAfterDown {
+				w, what, err := in.pick(ctx, f, locks)
+				if err != nil {
+					f.Error = err.Error()
+					in.logf("fault %s: %v", p.Kind, err)
+					return
+				}
+				defer locks[w].Unlock()
+				f.Target, picked = w, what
+			}
 			if l := peerLocks[p.Target]; l != nil && p.Kind == KueueRestart {
 				l.Lock()
 				defer l.Unlock()
@@ -155,12 +166,15 @@ func (in *injector) runFaults(ctx context.Context, plan []Planned, start time.Ti
 				return
 			}
 			f.Started = time.Now()
-			in.logf("fault %s on %s", p.Kind, p.Target)
+			in.logf("fault %s on %s", p.Kind, f.Target)
 			note, err := in.inject(ctx, f)
 			f.Restored, f.Note = time.Now(), note
+			if picked != "" {
+				f.Note = picked + "; " + note
+			}
 			if err != nil {
 				f.Error = err.Error()
-				in.logf("fault %s on %s: %v", p.Kind, p.Target, err)
+				in.logf("fault %s on %s: %v", p.Kind, f.Target, err)
 			}
 		})
 	}
@@ -235,15 +249,15 @@ func (in *injector) inject(ctx context.Context, f *Fault) (string, error) {
 	case ForbiddenPatch:
 		return in.forbiddenPatch(ctx)
 	case Partition:
-		return in.cutOff(ctx, w, faultproxy.Partition, in.lostTimeout+pauseLongExtra)
+		return in.breakLinks(ctx, []string{f.Target}, faultproxy.Partition, in.lostTimeout+pauseLongExtra)
 	case Hang:
-		return in.cutOff(ctx, w, faultproxy.Hang, in.lostTimeout+pauseLongExtra)
+		return in.breakLinks(ctx, []string{f.Target}, faultproxy.Hang, in.lostTimeout+pauseLongExtra)
 	case SlowLink:
 		return in.slowLink(ctx, w)
 	case CutOffAll:
 		return in.cutOffAll(ctx)
 	case RestartAfterDown:
-		return in.restartAfterDown(ctx, w)
+		return in.restartAfterDown(ctx, f)
 	}
 	return "", fmt.Errorf("unknown fault kind %q", p.Kind)
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -28,6 +29,70 @@ const (
 	// nothing.
 	restartBack = 15 * time.Second
 )
+
+// longRunFor is how long the load's long jobs run: well past
+// workerLostTimeout, so that a worker cut off from Courier still runs one
+// when Courier may move it, and when the fault ends.
+func longRunFor(lostTimeout time.Duration) time.Duration {
+	return lostTimeout + 90*time.Second
+}
+
+// outlive is how long the job a link fault picks must still run, from the
+// fault's start, for the fault to show what it should: past the time
+// Courier may move it, and past the fault's end.
+func (in *injector) outlive(k Kind) time.Duration {
+	if k == RestartAfterDown {
+		return in.lostTimeout + pauseLongExtra + restartBack + 10*time.Second
+	}
+	return in.lostTimeout + pauseLongExtra + 10*time.Second
+}
+
+// runner is a job running on a worker, with the run time it has left.
+type runner struct {
+	worker, job string
+	left        time.Duration
+}
+
+func (r runner) String() string {
+	return fmt.Sprintf("%s runs %s, %s left", r.worker, r.job, r.left.Round(time.Second))
+}
+
+// runners returns the jobs with a pod running on workers, as last seen,
+// the one with the longest time left first.
+func (in *injector) runners(workers []string) []runner {
+	var out []runner
+	now := time.Now()
+	for _, j := range in.rec.snapshot() {
+		for _, p := range j.Pods {
+			if slices.Contains(workers, p.Worker) && !p.Running.IsZero() && p.Ended.IsZero() {
+				out = append(out, runner{worker: p.Worker, job: j.Name, left: j.RunFor - now.Sub(p.Running)})
+			}
+		}
+	}
+	slices.SortStableFunc(out, func(a, b runner) int { return int(b.left - a.left) })
+	return out
+}
+
+// awaitRunner waits up to findFor for a job on one of workers with need
+// left to run, which take accepts; after that, it takes any running job
+// take accepts, for up to findFor more.
+func (in *injector) awaitRunner(ctx context.Context, workers []string, need time.Duration, take func(runner) bool) (runner, error) {
+	var got runner
+	deadline := time.Now().Add(findFor)
+	err := wait.PollUntilContextTimeout(ctx, time.Second, 2*findFor, true, func(context.Context) (bool, error) {
+		for _, r := range in.runners(workers) {
+			if (r.left >= need || time.Now().After(deadline)) && take(r) {
+				got = r
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	if err != nil {
+		return runner{}, fmt.Errorf("waiting %s for a job running on %s, %s of it left: %w", 2*findFor, strings.Join(workers, ", "), need, err)
+	}
+	return got, nil
+}
 
 // links are the soak's proxies between Courier and each worker's API
 // server, by worker.
@@ -106,13 +171,15 @@ func (in *injector) breakLinks(ctx context.Context, workers []string, mode fault
 	return note, err
 }
 
-// cutOff waits for a running job on worker, so that the worker has one to
-// go on running, and breaks Courier's link to it for hold.
-func (in *injector) cutOff(ctx context.Context, worker string, mode faultproxy.Mode, hold time.Duration) (string, error) {
-	if _, _, err := in.liveCopy(ctx, worker, nil); err != nil {
-		return "", err
+// pick finds the worker a partition or a hang acts on: one whose job will
+// outlive it, whose lock it then holds. It returns the worker and what it
+// runs.
+func (in *injector) pick(ctx context.Context, f *Fault, locks map[string]*sync.Mutex) (string, string, error) {
+	r, err := in.awaitRunner(ctx, in.env.Workers, in.outlive(f.Kind), func(r runner) bool { return locks[r.worker].TryLock() })
+	if err != nil {
+		return "", "", err
 	}
-	return in.breakLinks(ctx, []string{worker}, mode, hold)
+	return r.worker, r.String(), nil
 }
 
 // slowLink slows Courier's link to worker for slowFor.
@@ -120,27 +187,32 @@ func (in *injector) slowLink(ctx context.Context, worker string) (string, error)
 	return in.breakLinks(ctx, []string{worker}, faultproxy.Slow, slowFor)
 }
 
-// cutOffAll waits for a running job, cuts Courier off from every worker
-// for twice workerLostTimeout, and holds every other fault off for
-// settleAfter once the links are back.
+// cutOffAll waits for a job that runs past workerLostTimeout, cuts
+// Courier off from every worker for twice workerLostTimeout, and holds
+// every other fault off for settleAfter once the links are back.
 func (in *injector) cutOffAll(ctx context.Context) (string, error) {
-	if _, _, err := in.liveCopy(ctx, "", nil); err != nil {
+	r, err := in.awaitRunner(ctx, in.env.Workers, in.outlive(CutOffAll), func(runner) bool { return true })
+	if err != nil {
 		return "", err
 	}
 	note, err := in.breakLinks(ctx, in.env.Workers, faultproxy.Partition, 2*in.lostTimeout)
 	sleep(ctx, settleAfter)
-	return note, err
+	return r.String() + "; " + note, err
 }
 
-// restartAfterDown cuts Courier off from worker, which runs a job; once
-// Courier counts it disconnected, stops every Courier replica until the
-// worker has been out of reach for workerLostTimeout + 20s; starts them
-// again; and brings the link back restartBack later. It holds every other
-// fault off for settleAfter once the link is back.
-func (in *injector) restartAfterDown(ctx context.Context, worker string) (string, error) {
-	if _, _, err := in.liveCopy(ctx, worker, nil); err != nil {
+// restartAfterDown picks a worker that runs a job that will outlive the
+// fault, and cuts Courier off from it; once Courier counts it
+// disconnected, stops every Courier replica until the worker has been out
+// of reach for workerLostTimeout + 20s; starts them again; and brings the
+// link back restartBack later. It holds every other fault off for
+// settleAfter once the link is back.
+func (in *injector) restartAfterDown(ctx context.Context, f *Fault) (string, error) {
+	r, err := in.awaitRunner(ctx, in.env.Workers, in.outlive(RestartAfterDown), func(runner) bool { return true })
+	if err != nil {
 		return "", err
 	}
+	worker := r.worker
+	f.Target = worker
 	running := in.runningOn([]string{worker})
 	cut := time.Now()
 	if err := in.links.set([]string{worker}, faultproxy.Partition); err != nil {
@@ -148,8 +220,8 @@ func (in *injector) restartAfterDown(ctx context.Context, worker string) (string
 	}
 	note, err := in.restartWhileCut(ctx, worker, cut)
 	err = errors.Join(err, in.links.set([]string{worker}, faultproxy.Pass))
-	note = fmt.Sprintf("Courier's link to %s cut while %s ran there; %s; the link back %s after the cut",
-		worker, countJobs(running), note, time.Since(cut).Round(time.Second))
+	note = fmt.Sprintf("%s; Courier's link to it cut while %s ran there; %s; the link back %s after the cut",
+		r, countJobs(running), note, time.Since(cut).Round(time.Second))
 	sleep(ctx, settleAfter)
 	return note, err
 }

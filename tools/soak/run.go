@@ -106,7 +106,7 @@ func soak(ctx context.Context, env *localcluster.Env, lnk links, opts Options, c
 	if err := observe(ctx, env, run, rec); err != nil {
 		return nil, err
 	}
-	jobs := planJobs(opts.Seed, "soak-"+run, opts.Jobs, opts.Rate, opts.MaxRunFor)
+	jobs := planJobs(opts.Seed, "soak-"+run, opts.Jobs, opts.Rate, opts.MaxRunFor, longRunFor(lostTimeout))
 	plan := planFaults(opts.Seed, opts.Faults, opts.window(), env.Workers, opts.Kinds)
 	in := &injector{env: env, mgr: mgr, workers: workerClients, rec: rec, run: run, lostTimeout: lostTimeout, policy: policy,
 		courier: newReplicas(env.Dir, courierNames), creds: newCredentials(mgr, workerClients), links: lnk, logf: logf}

@@ -85,9 +85,10 @@ func TestLockTargets(t *testing.T) {
 		p    Planned
 		want []string
 	}{
-		"a worker's fault holds its worker": {p: Planned{Kind: Partition, Target: "worker-2"}, want: []string{"worker-2"}},
-		"Courier's":                         {p: Planned{Kind: CourierKill, Target: courierTarget}, want: []string{courierTarget}},
-		"the manager's objects'":            {p: Planned{Kind: CheckRecreate, Target: managerTarget}, want: []string{managerTarget}},
+		"a worker's fault holds its worker":                  {p: Planned{Kind: RemoteDelete, Target: "worker-2"}, want: []string{"worker-2"}},
+		"a partition holds the worker it picks, not planned": {p: Planned{Kind: Partition, Target: anyWorker}},
+		"Courier's":              {p: Planned{Kind: CourierKill, Target: courierTarget}, want: []string{courierTarget}},
+		"the manager's objects'": {p: Planned{Kind: CheckRecreate, Target: managerTarget}, want: []string{managerTarget}},
 		"cut-off-all holds everything": {p: Planned{Kind: CutOffAll, Target: allWorkers},
 			want: []string{courierTarget, managerTarget, "worker-1", "worker-2"}},
 		"restart-after-down too": {p: Planned{Kind: RestartAfterDown, Target: "worker-1"},
@@ -107,34 +108,43 @@ func TestPlanJobs(t *testing.T) {
 		n         int
 		rate      float64
 		maxRunFor time.Duration
+		long      time.Duration
 		wantLast  time.Duration
 	}{
-		"60 at 0.4/s":  {n: 60, rate: 0.4, maxRunFor: 30 * time.Second, wantLast: 147500 * time.Millisecond},
-		"500 at 1/s":   {n: 500, rate: 1, maxRunFor: time.Minute, wantLast: 499 * time.Second},
-		"one job only": {n: 1, rate: 2, maxRunFor: time.Second, wantLast: 0},
+		"60 at 0.4/s":          {n: 60, rate: 0.4, maxRunFor: 30 * time.Second, long: 3 * time.Minute, wantLast: 147500 * time.Millisecond},
+		"500 at 1/s":           {n: 500, rate: 1, maxRunFor: time.Minute, long: 3 * time.Minute, wantLast: 499 * time.Second},
+		"one job only":         {n: 1, rate: 2, maxRunFor: time.Second, wantLast: 0},
+		"60 with no long jobs": {n: 60, rate: 0.4, maxRunFor: 30 * time.Second, wantLast: 147500 * time.Millisecond},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			jobs := planJobs(14, "soak-x", tc.n, tc.rate, tc.maxRunFor)
+			jobs := planJobs(14, "soak-x", tc.n, tc.rate, tc.maxRunFor, tc.long)
 			if diff := cmp.Diff(tc.wantLast, jobs[len(jobs)-1].At); diff != "" {
 				t.Errorf("last submission (-want +got):\n%s", diff)
 			}
 			kinds := map[JobKind]int{}
-			instant, quick := 0, 0
-			for _, j := range jobs {
+			instant, quick, long := 0, 0, 0
+			for i, j := range jobs {
 				kinds[j.Kind]++
-				if j.RunFor < 0 || j.RunFor > tc.maxRunFor {
+				switch {
+				case tc.long > 0 && j.RunFor == tc.long:
+					long++
+					if float64(i) >= longShare*float64(tc.n) {
+						t.Errorf("%s runs long, submitted after the first %g", j.Name, longShare)
+					}
+				case j.RunFor < 0 || j.RunFor > tc.maxRunFor:
 					t.Errorf("%s runs for %s, outside [0, %s]", j.Name, j.RunFor, tc.maxRunFor)
-				}
-				switch j.RunFor {
-				case 0:
+				case j.RunFor == 0:
 					instant++
-				case time.Second:
+				case j.RunFor == time.Second:
 					quick++
 				}
 			}
 			if tc.n >= 60 && (kinds[TrainJob] == 0 || kinds[BatchJob] == 0 || instant == 0 || quick == 0) {
 				t.Errorf("the load does not mix kinds and run times: %v, %d instant, %d of a second", kinds, instant, quick)
+			}
+			if wantLong := tc.n >= 60 && tc.long > 0; wantLong != (long > 0) {
+				t.Errorf("%d jobs run long, want some: %t", long, wantLong)
 			}
 		})
 	}
