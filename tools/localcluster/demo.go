@@ -50,6 +50,9 @@ func StartCourierAndConfigure(ctx context.Context, env *Env, logf func(string, .
 		return err
 	}
 	logf("Courier's lost-worker policy: %s", policy)
+	if len(env.CourierValues) > 0 {
+		logf("Courier's chart values besides: %s", strings.Join(env.CourierValues, ", "))
+	}
 	ports, err := framework.FreePorts(3)
 	if err != nil {
 		return err
@@ -65,7 +68,7 @@ func StartCourierAndConfigure(ctx context.Context, env *Env, logf func(string, .
 	metrics := fmt.Sprintf("127.0.0.1:%d", ports[1])
 	chart, err := env.installChart(ctx, c, append([]string{
 		fmt.Sprintf("configuration.health.bindAddress=127.0.0.1:%d", ports[0]),
-		"configuration.metrics.bindAddress=" + metrics}, lostWorker...)...)
+		"configuration.metrics.bindAddress=" + metrics}, append(lostWorker, env.CourierValues...)...)...)
 	if err != nil {
 		return err
 	}

@@ -36,6 +36,10 @@ type Options struct {
 	// CourierPprofAddress, when set, has Courier serve net/http/pprof there,
 	// for benchmarks that profile it.
 	CourierPprofAddress string
+	// CourierValues are chart values set over the environment's own, as
+	// helm's --set-string key=value, for a run that needs Courier
+	// configured otherwise (the soak's self-fault window).
+	CourierValues []string
 }
 
 // Env is a running local environment.

@@ -20,6 +20,13 @@ import (
 // progressEvery is how often the soak prints how far it got.
 const progressEvery = 30 * time.Second
 
+// selfFaultWindow is Courier's self-fault window in the soak. The soak's
+// faults on different workers come a minute apart or less, far closer than
+// independent failures do, and Courier's default window (2 minutes) would
+// take most of them together for a fault of its own and move nothing:
+// only those that begin together, as cut-off-all's do, should be.
+const selfFaultWindow = 30 * time.Second
+
 // Run brings up a fresh environment, runs the load and the faults, checks
 // the invariants, writes soak.json and timeline.png to OutDir, and brings
 // the environment down by PID unless Keep, on failure and cancellation
@@ -47,7 +54,8 @@ func Run(ctx context.Context, opts Options, out io.Writer) (err error) {
 	// back, copies removed), so that a broken invariant's path can be read
 	// afterwards.
 	env, err := localcluster.Up(ctx, localcluster.Options{Dir: opts.Dir, Bin: opts.Bin, Workers: workers,
-		GPUNodes: gpuNodes, GPUsPerNode: gpusPerNode, CourierLogLevel: max(opts.CourierLogLevel, 2)}, logf)
+		GPUNodes: gpuNodes, GPUsPerNode: gpusPerNode, CourierLogLevel: max(opts.CourierLogLevel, 2),
+		CourierValues: []string{"configuration.selfFault.window=" + selfFaultWindow.String()}}, logf)
 	if err != nil {
 		return err
 	}
