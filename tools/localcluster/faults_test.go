@@ -1,8 +1,11 @@
 package localcluster
 
 import (
+	"errors"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strconv"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -46,5 +49,34 @@ func TestPeersDown(t *testing.T) {
 				t.Errorf("PeersDown (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// A killed API server leaves no PID file behind for kwokctl to take for a
+// running one.
+func TestKillAPIServer(t *testing.T) {
+	dir := t.TempDir()
+	server := exec.Command("sleep", "60")
+	if err := server.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// A zombie answers signals until reaped: this test reaps it, as init
+	// would, some time later.
+	defer func() { _ = server.Wait() }()
+	path := pidPath(dir, "worker-1", "kube-apiserver")
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(strconv.Itoa(server.Process.Pid)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := KillAPIServer(dir, "worker-1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the PID file of the killed API server: %v, want it gone", err)
+	}
+	if (&Process{PID: server.Process.Pid}).alive() {
+		t.Error("the API server still runs")
 	}
 }
