@@ -17,6 +17,10 @@ type Invariant struct {
 	// Notes are findings that do not break it, such as final statuses not
 	// compared, or what a fault left undisturbed.
 	Notes []string `json:"notes,omitempty"`
+	// Unpromised are findings outside what Courier documents it promises
+	// (an overlap on a worker whose own control plane was down longer than
+	// workerLostTimeout): neither a pass nor a failure, reported apart.
+	Unpromised []string `json:"unpromised,omitempty"`
 }
 
 func invariant(name string, offenders []string, notes ...string) Invariant {

@@ -55,8 +55,11 @@ type Fault struct {
 	Note string `json:"note,omitempty"`
 	// Hit are the jobs the fault acted on directly: a copy deleted or
 	// evicted, a Workload deactivated.
-	Hit   []string `json:"hit,omitempty"`
-	Error string   `json:"error,omitempty"`
+	Hit []string `json:"hit,omitempty"`
+	// Outage is when the fault kept its target's API server from serving,
+	// for those that pause or kill it.
+	Outage *Outage `json:"outage,omitempty"`
+	Error  string  `json:"error,omitempty"`
 }
 
 // Foreign is an object created on a worker under a job's name before the
@@ -168,6 +171,7 @@ func (in *injector) runFaults(ctx context.Context, plan []Planned, start time.Ti
 			f.Started = time.Now()
 			in.logf("fault %s on %s", p.Kind, f.Target)
 			note, err := in.inject(ctx, f)
+			err = errors.Join(err, in.checkShort(f))
 			f.Restored, f.Note = time.Now(), note
 			if picked != "" {
 				f.Note = picked + "; " + note
@@ -186,33 +190,14 @@ func (in *injector) runFaults(ctx context.Context, plan []Planned, start time.Ti
 // ends, and says what it hit.
 func (in *injector) inject(ctx context.Context, f *Fault) (string, error) {
 	p := f.Planned
-	dir, bin, w := in.env.Dir, in.env.Bin, p.Target
+	dir, w := in.env.Dir, p.Target
 	switch p.Kind {
-	case PauseShort, PauseLong:
-		hold := pauseShortFor
-		if p.Kind == PauseLong {
-			hold = in.lostTimeout + pauseLongExtra
-		}
-		if err := localcluster.PauseAPIServer(dir, w); err != nil {
-			return "", err
-		}
-		sleep(ctx, hold)
-		if err := localcluster.ResumeAPIServer(dir, w); err != nil {
-			return "", err
-		}
-		// Components that lost their lease exit a moment after it.
-		time.Sleep(settleComponents)
-		rctx, cancel := restoreContext()
-		defer cancel()
-		return fmt.Sprintf("paused for %s (workerLostTimeout %s)", hold, in.lostTimeout), localcluster.StartCluster(rctx, dir, bin, w)
+	case PauseShort:
+		return in.pauseAPIServer(ctx, f, pauseShortFor)
+	case PauseLong:
+		return in.pauseAPIServer(ctx, f, in.lostTimeout+pauseLongExtra)
 	case APIServerKill, ManagerKill: // The manager's target is its cluster's name.
-		if err := localcluster.KillAPIServer(dir, w); err != nil {
-			return "", err
-		}
-		sleep(ctx, downFor)
-		rctx, cancel := restoreContext()
-		defer cancel()
-		return "killed, restarted by kwokctl start", localcluster.StartCluster(rctx, dir, bin, w)
+		return in.killAPIServer(ctx, f)
 	case CourierKill:
 		return in.courier.killLeader(ctx)
 	case KueueRestart:

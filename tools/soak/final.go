@@ -78,11 +78,13 @@ func check(ctx context.Context, mgr client.Client, in *injector, rec *recorder, 
 			faultErrs = append(faultErrs, fmt.Sprintf("%s on %s at %s: %s", f.Kind, f.Target, f.At, f.Error))
 		}
 	}
-	overlapOffenders, overlaps := checkOverlaps(jobs, end)
+	overlapOffenders, unpromised, overlaps := checkOverlaps(jobs, end, faults, in.policy, lostTimeout)
 	statusOffenders, statusNotes := checkStatus(jobs)
 	disturbed, undisturbed := checkUndisturbed(jobs, faults)
+	noConcurrent := invariant(NoConcurrentRuns, overlapOffenders)
+	noConcurrent.Unpromised = unpromised
 	invariants := []Invariant{
-		invariant(NoConcurrentRuns, overlapOffenders),
+		noConcurrent,
 		invariant(NoLostJob, checkLost(jobs)),
 		invariant(FinalStatus, statusOffenders, statusNotes...),
 		invariant(NoOrphan, orphans),

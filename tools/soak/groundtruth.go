@@ -77,6 +77,9 @@ type Overlap struct {
 	To   time.Time     `json:"to"`
 	// Pods are the job's pods that ran, where and when.
 	Pods []string `json:"pods"`
+	// Unpromised, when set, says why the overlap is outside what the
+	// lost-worker policy promises; it then neither passes nor fails.
+	Unpromised string `json:"unpromised,omitempty"`
 }
 
 // overlapOf returns when a job's pods ran on two or more workers at once;
@@ -149,33 +152,51 @@ func stopClock(p *PodRun, end time.Time) string {
 }
 
 // checkOverlaps returns the jobs whose pods ran on two workers at the same
-// moment, as offenders and in full, longest first.
-func checkOverlaps(jobs []Job, end time.Time) (offenders []string, overlaps []Overlap) {
+// moment, longest first: as offenders, but those on a worker whose own API
+// server was down longer than workerLostTimeout meanwhile, which the
+// Fenced policy does not promise to prevent (unpromisedBy) and which are
+// returned apart; and in full.
+func checkOverlaps(jobs []Job, end time.Time, faults []*Fault, policy string, lostTimeout time.Duration) (offenders, unpromised []string, overlaps []Overlap) {
 	for _, j := range jobs {
 		if o := overlapOf(j, end); o != nil {
+			o.Unpromised = unpromisedBy(*o, faults, policy, lostTimeout)
 			overlaps = append(overlaps, *o)
 		}
 	}
 	slices.SortStableFunc(overlaps, func(a, b Overlap) int { return int(b.For - a.For) })
 	for _, o := range overlaps {
-		offenders = append(offenders, fmt.Sprintf("%s: pods ran on %s at once for %s (%s–%s): %s", o.Job,
-			strings.Join(o.Workers, " and "), o.For.Round(time.Millisecond), clock(o.From), clock(o.To), strings.Join(o.Pods, "; ")))
+		line := fmt.Sprintf("%s: pods ran on %s at once for %s (%s–%s): %s", o.Job,
+			strings.Join(o.Workers, " and "), o.For.Round(time.Millisecond), clock(o.From), clock(o.To), strings.Join(o.Pods, "; "))
+		if o.Unpromised != "" {
+			unpromised = append(unpromised, line+"; "+o.Unpromised)
+			continue
+		}
+		offenders = append(offenders, line)
 	}
-	return offenders, overlaps
+	return offenders, unpromised, overlaps
 }
 
 // overlapSummary says how many jobs ran on two workers at once, and for
-// how long.
+// how long, and how many of them the lost-worker policy does not promise
+// to prevent.
 func overlapSummary(overlaps []Overlap) string {
 	if len(overlaps) == 0 {
 		return "no job's pods ran on two workers at the same moment"
 	}
 	var total time.Duration
+	unpromised := 0
 	for _, o := range overlaps {
 		total += o.For
+		if o.Unpromised != "" {
+			unpromised++
+		}
 	}
-	return fmt.Sprintf("%d jobs' pods ran on two workers at the same moment: %s at most, %s in all",
+	out := fmt.Sprintf("%d jobs' pods ran on two workers at the same moment: %s at most, %s in all",
 		len(overlaps), overlaps[0].For.Round(time.Millisecond), total.Round(time.Millisecond))
+	if unpromised > 0 {
+		out += fmt.Sprintf("; %d of them on a worker whose own API server was down longer than workerLostTimeout, which the policy does not promise to cover", unpromised)
+	}
+	return out
 }
 
 // checkRanAgain returns the jobs a pod of which started after another of

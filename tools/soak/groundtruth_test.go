@@ -78,7 +78,7 @@ func TestCheckOverlaps(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			jobs := []Job{{JobSpec: JobSpec{Name: "j"}, Pods: tc.pods}}
-			offenders, overlaps := checkOverlaps(jobs, at(100))
+			offenders, unpromised, overlaps := checkOverlaps(jobs, at(100), nil, "Fenced", time.Minute)
 			var want []Overlap
 			if tc.want != nil {
 				want = []Overlap{*tc.want}
@@ -88,6 +88,9 @@ func TestCheckOverlaps(t *testing.T) {
 			}
 			if diff := cmp.Diff(len(want), len(offenders)); diff != "" {
 				t.Errorf("offenders (-want +got):\n%s\n%v", diff, offenders)
+			}
+			if len(unpromised) > 0 {
+				t.Errorf("overlaps not promised with no fault: %v", unpromised)
 			}
 		})
 	}

@@ -243,12 +243,18 @@ func (in *injector) restartWhileCut(ctx context.Context, worker string, cut time
 	if err != nil {
 		return "", fmt.Errorf("waiting %s for Courier to count %s disconnected (status.disconnectedSince): %w", in.lostTimeout, worker, err)
 	}
+	back := cut.Add(in.lostTimeout + pauseLongExtra)
+	// Nothing moves while every replica is down, submissions included
+	// (Courier's webhooks refuse them): the log says why.
+	in.logf("Stopping every Courier replica until %s: no job is placed, moved or mirrored meanwhile, and submissions wait for its webhooks",
+		back.Format(time.TimeOnly))
 	stopped, err := in.courier.stopAll()
 	if err != nil {
 		return "", errors.Join(err, in.courier.startAll())
 	}
-	sleep(ctx, time.Until(cut.Add(in.lostTimeout+pauseLongExtra)))
+	sleep(ctx, time.Until(back))
 	down := time.Since(cut).Round(time.Second)
+	in.logf("Starting every Courier replica again; Courier's link to %s back in %s", worker, restartBack)
 	if err := in.courier.startAll(); err != nil {
 		return "", err
 	}

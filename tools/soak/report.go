@@ -115,18 +115,16 @@ func (r *Report) write(dir string, out io.Writer) error {
 	var failed []string
 	for _, inv := range r.Invariants {
 		status := "PASS"
-		if !inv.Pass {
+		switch {
+		case !inv.Pass:
 			status = "FAIL"
 			failed = append(failed, inv.Name)
+		case len(inv.Unpromised) > 0:
+			status = "NOT PROMISED"
 		}
 		fmt.Fprintf(out, "%s  %s\n", status, inv.Name)
-		for i, o := range inv.Offenders {
-			if i == 10 {
-				fmt.Fprintf(out, "      ... %d more in %s\n", len(inv.Offenders)-i, path)
-				break
-			}
-			fmt.Fprintf(out, "      %s\n", o)
-		}
+		printAtMost(out, inv.Offenders, path)
+		printAtMost(out, inv.Unpromised, path)
 		for _, n := range inv.Notes {
 			fmt.Fprintf(out, "      note: %s\n", n)
 		}
@@ -138,4 +136,16 @@ func (r *Report) write(dir string, out io.Writer) error {
 		err = fmt.Errorf("%d invariants failed: %s", len(failed), strings.Join(failed, "; "))
 	}
 	return errors.Join(err, jsonErr, plotErr)
+}
+
+// printAtMost prints the first ten lines and counts the rest, which path
+// holds.
+func printAtMost(out io.Writer, lines []string, path string) {
+	for i, l := range lines {
+		if i == 10 {
+			fmt.Fprintf(out, "      ... %d more in %s\n", len(lines)-i, path)
+			return
+		}
+		fmt.Fprintf(out, "      %s\n", l)
+	}
 }
