@@ -240,7 +240,7 @@ func (in *injector) inject(ctx context.Context, f *Fault) (string, error) {
 	case SlowLink:
 		return in.slowLink(ctx, w)
 	case CutOffAll:
-		return in.cutOffAll(ctx)
+		return in.cutOffAll(ctx, f)
 	case RestartAfterDown:
 		return in.restartAfterDown(ctx, f)
 	}

@@ -187,26 +187,37 @@ func (in *injector) slowLink(ctx context.Context, worker string) (string, error)
 	return in.breakLinks(ctx, []string{worker}, faultproxy.Slow, slowFor)
 }
 
-// cutOffAll waits for a job that runs past workerLostTimeout, cuts
-// Courier off from every worker for twice workerLostTimeout, and holds
-// every other fault off for settleAfter once the links are back.
-func (in *injector) cutOffAll(ctx context.Context) (string, error) {
+// cutOffAll waits until every worker has been connected for settleAfter
+// and for a job that runs past workerLostTimeout, cuts Courier off from
+// every worker for twice workerLostTimeout, and holds every other fault off
+// for settleAfter once the links are back. The fault starts at the cut.
+func (in *injector) cutOffAll(ctx context.Context, f *Fault) (string, error) {
+	if err := in.awaitSettled(ctx); err != nil {
+		return "", err
+	}
 	r, err := in.awaitRunner(ctx, in.env.Workers, in.outlive(CutOffAll), func(runner) bool { return true })
 	if err != nil {
 		return "", err
 	}
+	// The jobs it judges are those running when the links are cut, not
+	// when it began waiting.
+	f.Started = time.Now()
 	note, err := in.breakLinks(ctx, in.env.Workers, faultproxy.Partition, 2*in.lostTimeout)
 	sleep(ctx, settleAfter)
 	return r.String() + "; " + note, err
 }
 
-// restartAfterDown picks a worker that runs a job that will outlive the
-// fault, and cuts Courier off from it; once Courier counts it
+// restartAfterDown waits until every worker has been connected for
+// settleAfter, picks a worker that runs a job that will outlive the fault,
+// and cuts Courier off from it, when the fault starts; once Courier counts it
 // disconnected, stops every Courier replica until the worker has been out
 // of reach for workerLostTimeout + 20s; starts them again; and brings the
 // link back restartBack later. It holds every other fault off for
 // settleAfter once the link is back.
 func (in *injector) restartAfterDown(ctx context.Context, f *Fault) (string, error) {
+	if err := in.awaitSettled(ctx); err != nil {
+		return "", err
+	}
 	r, err := in.awaitRunner(ctx, in.env.Workers, in.outlive(RestartAfterDown), func(runner) bool { return true })
 	if err != nil {
 		return "", err
@@ -215,6 +226,7 @@ func (in *injector) restartAfterDown(ctx context.Context, f *Fault) (string, err
 	f.Target = worker
 	running := in.runningOn([]string{worker})
 	cut := time.Now()
+	f.Started = cut
 	if err := in.links.set([]string{worker}, faultproxy.Partition); err != nil {
 		return "", err
 	}
@@ -261,6 +273,37 @@ func (in *injector) restartWhileCut(ctx context.Context, worker string, cut time
 	sleep(ctx, restartBack)
 	return fmt.Sprintf("Courier counted it disconnected after %s; %s stopped, started again once it had been out of reach for %s",
 		seen, strings.Join(stopped, " and "), down), nil
+}
+
+// awaitSettledFor bounds the wait for every worker to be connected again before
+// cut-off-all or restart-after-down: an earlier fault's outage, and the
+// reconnection after it.
+const awaitSettledFor = 4 * time.Minute
+
+// awaitSettled waits until Courier has counted every worker connected for
+// settleAfter. cut-off-all and restart-after-down judge every job that
+// runs when they begin; a worker an earlier fault kept out of reach, whose
+// jobs Courier is still moving or whose fence is still stopping them, is
+// that fault's to judge, not theirs.
+func (in *injector) awaitSettled(ctx context.Context) error {
+	err := wait.PollUntilContextTimeout(ctx, time.Second, awaitSettledFor, true, func(context.Context) (bool, error) {
+		return settledAt(in.rec.disconnected(), time.Now()), nil
+	})
+	if err != nil {
+		return fmt.Errorf("waiting %s for Courier to count every worker connected for %s (status.disconnectedSince): %w", awaitSettledFor, settleAfter, err)
+	}
+	return nil
+}
+
+// settledAt tells whether, at now, no worker is counted disconnected and
+// none was within settleAfter.
+func settledAt(ds []Disconnection, now time.Time) bool {
+	for _, d := range ds {
+		if d.Cleared.IsZero() || now.Sub(d.Cleared) < settleAfter {
+			return false
+		}
+	}
+	return true
 }
 
 // runningOn returns the jobs with a pod running, as last seen, on workers.

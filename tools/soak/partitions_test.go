@@ -48,3 +48,35 @@ func TestAwaitRunnerPicksAJobThatOutlivesTheFault(t *testing.T) {
 		})
 	}
 }
+
+// cut-off-all and restart-after-down begin only once no worker has been
+// counted disconnected for settleAfter.
+func TestSettledAt(t *testing.T) {
+	now := time.Now()
+	cases := map[string]struct {
+		ds   []Disconnection
+		want bool
+	}{
+		"never disconnected": {want: true},
+		"reconnected long ago": {
+			ds:   []Disconnection{{Worker: "w1", Since: now.Add(-3 * time.Minute), Cleared: now.Add(-settleAfter - time.Second)}},
+			want: true,
+		},
+		"still disconnected": {
+			ds: []Disconnection{
+				{Worker: "w1", Since: now.Add(-3 * time.Minute), Cleared: now.Add(-2 * time.Minute)},
+				{Worker: "w2", Since: now.Add(-time.Minute)},
+			},
+		},
+		"reconnected just now": {
+			ds: []Disconnection{{Worker: "w1", Since: now.Add(-2 * time.Minute), Cleared: now.Add(-5 * time.Second)}},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if got := settledAt(tc.ds, now); got != tc.want {
+				t.Errorf("settledAt = %t, want %t", got, tc.want)
+			}
+		})
+	}
+}

@@ -61,7 +61,9 @@ const (
 	// suspect itself: move nothing, and reconnect without restarting
 	// anything: of the jobs running when the links were cut, 0 restarted
 	// and 0 moved. No other fault runs meanwhile, nor for settleAfter once
-	// the links are back, so that what happens then is this fault's.
+	// the links are back, and the links are cut only once Courier has
+	// counted every worker connected for settleAfter, so that what happens
+	// then is this fault's and not an earlier one's.
 	CutOffAll Kind = "cut-off-all"
 	// RestartAfterDown cuts Courier off from a worker that runs a job that
 	// will outlive the fault, waits until Courier counts it disconnected,
@@ -72,7 +74,8 @@ const (
 	// restart: Courier should count only what it observed since it
 	// started, and evict none of that worker's jobs: 0 restarted, 0 moved.
 	// No other fault runs meanwhile, nor for settleAfter once the link is
-	// back.
+	// back, and it begins, as cut-off-all does, once every worker has been
+	// connected for settleAfter.
 	RestartAfterDown Kind = "restart-after-down"
 )
 
