@@ -2,6 +2,7 @@ package soak
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -83,7 +84,7 @@ func (in *injector) killAPIServer(ctx context.Context, f *Fault) (string, error)
 	o.To = <-back
 	if o.To.IsZero() {
 		o.To = time.Now()
-		return "", fmt.Errorf("the API server of %s did not answer within %s of its kill: %w", w, restoreFor, startErr)
+		return "", errors.Join(startErr, fmt.Errorf("waiting %s for the API server of %s to answer after its kill: %w", restoreFor, w, rctx.Err()))
 	}
 	return fmt.Sprintf("killed, restarted by kwokctl start, answering again after %s", o.For().Round(time.Second)), startErr
 }
