@@ -88,6 +88,14 @@ type injector struct {
 	links links
 	logf  func(string, ...any)
 
+	// courierHeld is held while a fault stops Courier's replicas on purpose
+	// (courier-kill, restart-after-down), so that the supervisor does not
+	// start them before the fault does. It is apart from the lock of the
+	// courier target, which cut-off-all and restart-after-down hold for
+	// minutes while Courier runs, and a replica that exits meanwhile (its
+	// lease lost to a slow manager) must be started again.
+	courierHeld sync.Mutex
+
 	mu sync.Mutex
 	// seq numbers the objects faults create.
 	seq     int
@@ -163,6 +171,10 @@ func (in *injector) runFaults(ctx context.Context, plan []Planned, start time.Ti
 			if l := peerLocks[p.Target]; l != nil && p.Kind == KueueRestart {
 				l.Lock()
 				defer l.Unlock()
+			}
+			if p.Kind == CourierKill {
+				in.courierHeld.Lock()
+				defer in.courierHeld.Unlock()
 			}
 			if ctx.Err() != nil {
 				f.Error = "not injected: " + ctx.Err().Error()

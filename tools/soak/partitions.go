@@ -260,6 +260,8 @@ func (in *injector) restartWhileCut(ctx context.Context, worker string, cut time
 	// (Courier's webhooks refuse them): the log says why.
 	in.logf("Stopping every Courier replica until %s: no job is placed, moved or mirrored meanwhile, and submissions wait for its webhooks",
 		back.Format(time.TimeOnly))
+	in.courierHeld.Lock()
+	defer in.courierHeld.Unlock()
 	stopped, err := in.courier.stopAll()
 	if err != nil {
 		return "", errors.Join(err, in.courier.startAll())
