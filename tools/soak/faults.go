@@ -88,12 +88,9 @@ type injector struct {
 	links links
 	logf  func(string, ...any)
 
-	// courierHeld is held while a fault stops Courier's replicas on purpose
-	// (courier-kill, restart-after-down), so that the supervisor does not
-	// start them before the fault does. It is apart from the lock of the
-	// courier target, which cut-off-all and restart-after-down hold for
-	// minutes while Courier runs, and a replica that exits meanwhile (its
-	// lease lost to a slow manager) must be started again.
+	// courierHeld is held while a fault stops Courier's replicas on
+	// purpose: the courier target's lock is held for minutes by faults
+	// that leave Courier running, and a replica that exits then must start.
 	courierHeld sync.Mutex
 
 	mu sync.Mutex

@@ -152,10 +152,10 @@ func stopClock(p *PodRun, end time.Time) string {
 }
 
 // checkOverlaps returns the jobs whose pods ran on two workers at the same
-// moment, longest first: as offenders, but those on a worker whose own API
-// server was down longer than workerLostTimeout meanwhile, which the
-// Fenced policy does not promise to prevent (unpromisedBy) and which are
-// returned apart; and in full.
+// moment, longest first, in full, and as lines of two kinds: those the
+// Fenced policy does not promise to prevent (unpromisedBy: a worker that
+// ran the job had its own API server down longer than workerLostTimeout
+// meanwhile), and the offenders, every other one.
 func checkOverlaps(jobs []Job, end time.Time, faults []*Fault, policy string, lostTimeout time.Duration) (offenders, unpromised []string, overlaps []Overlap) {
 	for _, j := range jobs {
 		if o := overlapOf(j, end); o != nil {
