@@ -124,6 +124,11 @@ func (e *Env) grantWorkerAccess(ctx context.Context, root, worker string) ([]byt
 	if err != nil {
 		return nil, fmt.Errorf("reading kubeconfig of %s: %w", worker, err)
 	}
+	if addr, ok := e.courierRoutes[worker]; ok {
+		if base, err = WithServer(base, addr); err != nil {
+			return nil, err
+		}
+	}
 	return serviceAccountKubeconfig(ctx, c, base, CourierNamespace, workerServiceAccount)
 }
 

@@ -25,13 +25,33 @@ import (
 	"github.com/courierdev/courier/test/integration/framework"
 )
 
-// StartCourierAndConfigure configures dispatch, installs Courier's chart on
-// the manager, starts Courier as the chart's ServiceAccount with the chart's
+// StartCourierAndConfigure configures dispatch, starts the fence on every
+// worker if bin/courier-fence exists, installs Courier's chart on the
+// manager with the lost-worker policy that fits (lostWorkerSettings),
+// starts Courier as the chart's ServiceAccount with the chart's
 // Configuration, and waits until its AdmissionCheck is Active.
 func StartCourierAndConfigure(ctx context.Context, env *Env, logf func(string, ...any)) error {
 	logf("Creating queues, the training runtime, WorkerClusters, a DispatchPolicy and the AdmissionCheck")
 	if err := env.Configure(ctx); err != nil {
 		return err
+	}
+	fenced := FenceAvailable(env.Bin)
+	if fenced {
+		if err := env.startFences(ctx, logf); err != nil {
+			return err
+		}
+	}
+	root, err := framework.RepoRoot()
+	if err != nil {
+		return err
+	}
+	lostWorker, policy, err := lostWorkerSettings(root, fenced)
+	if err != nil {
+		return err
+	}
+	logf("Courier's lost-worker policy: %s", policy)
+	if len(env.CourierValues) > 0 {
+		logf("Courier's chart values besides: %s", strings.Join(env.CourierValues, ", "))
 	}
 	ports, err := framework.FreePorts(3)
 	if err != nil {
@@ -46,9 +66,9 @@ func StartCourierAndConfigure(ctx context.Context, env *Env, logf func(string, .
 	// metrics on free loopback ports, the metrics one recorded in the state
 	// file for benchmarks to find.
 	metrics := fmt.Sprintf("127.0.0.1:%d", ports[1])
-	chart, err := env.installChart(ctx, c,
+	chart, err := env.installChart(ctx, c, append([]string{
 		fmt.Sprintf("configuration.health.bindAddress=127.0.0.1:%d", ports[0]),
-		"configuration.metrics.bindAddress="+metrics)
+		"configuration.metrics.bindAddress=" + metrics}, append(lostWorker, env.CourierValues...)...)...)
 	if err != nil {
 		return err
 	}

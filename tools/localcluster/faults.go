@@ -20,10 +20,16 @@ func apiServerPID(dir, cluster string) (int, error) {
 	return componentPID(dir, cluster, "kube-apiserver")
 }
 
+// pidPath is where kwokctl records the PID of one of a cluster's
+// components.
+func pidPath(dir, cluster, component string) string {
+	return filepath.Join(dir, "kwok", cluster, "clusters", cluster, "pids", component+".pid")
+}
+
 // componentPID reads the PID kwokctl recorded for one of a cluster's
 // components.
 func componentPID(dir, cluster, component string) (int, error) {
-	path := filepath.Join(dir, "kwok", cluster, "clusters", cluster, "pids", component+".pid")
+	path := pidPath(dir, cluster, component)
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return 0, fmt.Errorf("reading the %s PID of %s: %w", component, cluster, err)
@@ -53,15 +59,16 @@ func ControllersDown(dir, cluster string) ([]string, error) {
 }
 
 // PeersDown names the recorded peer processes of a cluster (its Kueue,
-// Trainer, JobSet) that exited, as "<cluster>/<peer>" for RestartProcess.
+// Trainer, JobSet, and fence) that exited, as "<cluster>/<peer>" for
+// RestartProcess.
 func PeersDown(dir, cluster string) ([]string, error) {
 	state, err := LoadState(dir)
 	if err != nil {
 		return nil, err
 	}
 	var down []string
-	for _, pr := range []peer{kueuePeer, trainerPeer, jobsetPeer} {
-		name := cluster + "/" + pr.name
+	for _, pr := range []string{kueuePeer.name, trainerPeer.name, jobsetPeer.name, fencePeer} {
+		name := cluster + "/" + pr
 		if p, err := state.process(name); err == nil && !p.alive() {
 			down = append(down, name)
 		}
@@ -99,13 +106,22 @@ func ResumeAPIServer(dir, cluster string) error {
 
 // KillAPIServer kills a cluster's API server with SIGKILL and waits until
 // it is gone; etcd and the cluster's controllers keep running. StartCluster
-// starts it again.
+// starts it again. Its PID file goes too: kwokctl starts no component
+// whose recorded PID answers a signal, which a zombie not yet reaped, or
+// another process given the PID since, does, and it would then wait two
+// minutes for an API server it never started.
 func KillAPIServer(dir, cluster string) error {
 	pid, err := signalAPIServer(dir, cluster, syscall.SIGKILL)
 	if err != nil {
 		return err
 	}
-	return waitGone(&Process{Name: cluster + "/kube-apiserver", PID: pid}, 10*time.Second)
+	if err := waitGone(&Process{Name: cluster + "/kube-apiserver", PID: pid}, 10*time.Second); err != nil {
+		return err
+	}
+	if err := os.Remove(pidPath(dir, cluster, "kube-apiserver")); err != nil {
+		return fmt.Errorf("removing the PID file of the kube-apiserver of %s: %w", cluster, err)
+	}
+	return nil
 }
 
 // waitGone waits until a killed process is gone.

@@ -1,8 +1,11 @@
 package localcluster
 
 import (
+	"errors"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strconv"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -22,6 +25,7 @@ func TestPeersDown(t *testing.T) {
 		{Name: "worker-1/trainer", PID: dead},
 		{Name: "worker-1/courier", PID: dead},
 		{Name: "worker-2/kueue", PID: dead},
+		{Name: "worker-3/courier-fence", PID: dead},
 	}}
 	if err := state.save(dir); err != nil {
 		t.Fatal(err)
@@ -32,7 +36,8 @@ func TestPeersDown(t *testing.T) {
 	}{
 		"a peer exited, another runs, Courier is not a peer": {cluster: "worker-1", want: []string{"worker-1/trainer"}},
 		"another cluster's Kueue exited":                     {cluster: "worker-2", want: []string{"worker-2/kueue"}},
-		"no peer recorded":                                   {cluster: "worker-3"},
+		"a fence exited":                                     {cluster: "worker-3", want: []string{"worker-3/courier-fence"}},
+		"no peer recorded":                                   {cluster: "worker-4"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -44,5 +49,34 @@ func TestPeersDown(t *testing.T) {
 				t.Errorf("PeersDown (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// A killed API server leaves no PID file behind for kwokctl to take for a
+// running one.
+func TestKillAPIServer(t *testing.T) {
+	dir := t.TempDir()
+	server := exec.Command("sleep", "60")
+	if err := server.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// A zombie answers signals until reaped: this test reaps it, as init
+	// would, some time later.
+	defer func() { _ = server.Wait() }()
+	path := pidPath(dir, "worker-1", "kube-apiserver")
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(strconv.Itoa(server.Process.Pid)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := KillAPIServer(dir, "worker-1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the PID file of the killed API server: %v, want it gone", err)
+	}
+	if (&Process{PID: server.Process.Pid}).alive() {
+		t.Error("the API server still runs")
 	}
 }

@@ -37,6 +37,10 @@ type Options struct {
 	// CourierPprofAddress, when set, has Courier serve net/http/pprof there,
 	// for benchmarks that profile it.
 	CourierPprofAddress string
+	// CourierValues are chart values set over the environment's own, as
+	// helm's --set-string key=value, for a run that needs Courier
+	// configured otherwise (the soak's self-fault window).
+	CourierValues []string
 }
 
 // Env is a running local environment.
@@ -47,6 +51,9 @@ type Env struct {
 	Workers []string
 	// CA signs every webhook serving certificate.
 	CA []byte
+	// courierRoutes are the addresses Courier reaches workers at, where
+	// not their API servers (RouteCourier).
+	courierRoutes map[string]string
 }
 
 // Kubeconfig is the path of a cluster's kubeconfig, with embedded

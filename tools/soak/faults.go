@@ -21,6 +21,7 @@ import (
 	courier "github.com/courierdev/courier/api/v1alpha1"
 	"github.com/courierdev/courier/pkg/adapter"
 	trainertesting "github.com/courierdev/courier/pkg/testing/trainer"
+	"github.com/courierdev/courier/tools/faultproxy"
 	"github.com/courierdev/courier/tools/localcluster"
 )
 
@@ -51,8 +52,14 @@ type Fault struct {
 	Started  time.Time `json:"started,omitzero"`
 	Restored time.Time `json:"restored,omitzero"`
 	// Note says what the fault hit: a job, a leader, a process.
-	Note  string `json:"note,omitempty"`
-	Error string `json:"error,omitempty"`
+	Note string `json:"note,omitempty"`
+	// Hit are the jobs the fault acted on directly: a copy deleted or
+	// evicted, a Workload deactivated.
+	Hit []string `json:"hit,omitempty"`
+	// Outage is when the fault kept its target's API server from serving,
+	// for those that pause or kill it.
+	Outage *Outage `json:"outage,omitempty"`
+	Error  string  `json:"error,omitempty"`
 }
 
 // Foreign is an object created on a worker under a job's name before the
@@ -71,11 +78,20 @@ type injector struct {
 	workers map[string]client.Client
 	rec     *recorder
 	run     string
-	// lostTimeout is Courier's workerLostTimeout.
+	// lostTimeout and policy are Courier's workerLostTimeout and
+	// lostWorkerPolicy.
 	lostTimeout time.Duration
+	policy      string
 	courier     *replicas
 	creds       *credentials
-	logf        func(string, ...any)
+	// links are the proxies between Courier and each worker.
+	links links
+	logf  func(string, ...any)
+
+	// courierHeld is held while a fault stops Courier's replicas on
+	// purpose: the courier target's lock is held for minutes by faults
+	// that leave Courier running, and a replica that exits then must start.
+	courierHeld sync.Mutex
 
 	mu sync.Mutex
 	// seq numbers the objects faults create.
@@ -105,12 +121,14 @@ func (in *injector) runFaults(ctx context.Context, plan []Planned, start time.Ti
 	for _, c := range append([]string{in.env.Manager}, in.env.Workers...) {
 		peerLocks[c] = &sync.Mutex{}
 	}
-	for _, w := range in.env.Workers {
-		locks[w] = &sync.Mutex{}
+	for _, t := range append([]string{courierTarget, managerTarget}, in.env.Workers...) {
+		locks[t] = &sync.Mutex{}
 	}
 	for _, p := range plan {
-		if locks[p.Target] == nil {
-			locks[p.Target] = &sync.Mutex{}
+		for _, t := range lockTargets(p, in.env.Workers) {
+			if locks[t] == nil {
+				locks[t] = &sync.Mutex{}
+			}
 		}
 	}
 	superviseCtx, stopSupervising := context.WithCancel(ctx)
@@ -132,23 +150,44 @@ func (in *injector) runFaults(ctx context.Context, plan []Planned, start time.Ti
 				f.Error = "not injected: " + ctx.Err().Error()
 				return
 			}
-			locks[p.Target].Lock()
-			defer locks[p.Target].Unlock()
+			for _, t := range lockTargets(p, in.env.Workers) {
+				locks[t].Lock()
+				defer locks[t].Unlock()
+			}
+			var picked string
+			if p.Target == anyWorker && p.Kind != RestartAfterDown {
+				w, what, err := in.pick(ctx, f, locks)
+				if err != nil {
+					f.Error = err.Error()
+					in.logf("fault %s: %v", p.Kind, err)
+					return
+				}
+				defer locks[w].Unlock()
+				f.Target, picked = w, what
+			}
 			if l := peerLocks[p.Target]; l != nil && p.Kind == KueueRestart {
 				l.Lock()
 				defer l.Unlock()
+			}
+			if p.Kind == CourierKill {
+				in.courierHeld.Lock()
+				defer in.courierHeld.Unlock()
 			}
 			if ctx.Err() != nil {
 				f.Error = "not injected: " + ctx.Err().Error()
 				return
 			}
 			f.Started = time.Now()
-			in.logf("fault %s on %s", p.Kind, p.Target)
-			note, err := in.inject(ctx, p)
+			in.logf("fault %s on %s", p.Kind, f.Target)
+			note, err := in.inject(ctx, f)
+			err = errors.Join(err, in.checkShort(f))
 			f.Restored, f.Note = time.Now(), note
+			if picked != "" {
+				f.Note = picked + "; " + note
+			}
 			if err != nil {
 				f.Error = err.Error()
-				in.logf("fault %s on %s: %v", p.Kind, p.Target, err)
+				in.logf("fault %s on %s: %v", p.Kind, f.Target, err)
 			}
 		})
 	}
@@ -158,34 +197,16 @@ func (in *injector) runFaults(ctx context.Context, plan []Planned, start time.Ti
 
 // inject runs one fault to its end, restoring what it broke even when ctx
 // ends, and says what it hit.
-func (in *injector) inject(ctx context.Context, p Planned) (string, error) {
-	dir, bin, w := in.env.Dir, in.env.Bin, p.Target
+func (in *injector) inject(ctx context.Context, f *Fault) (string, error) {
+	p := f.Planned
+	dir, w := in.env.Dir, p.Target
 	switch p.Kind {
-	case PauseShort, PauseLong:
-		hold := pauseShortFor
-		if p.Kind == PauseLong {
-			hold = in.lostTimeout + pauseLongExtra
-		}
-		if err := localcluster.PauseAPIServer(dir, w); err != nil {
-			return "", err
-		}
-		sleep(ctx, hold)
-		if err := localcluster.ResumeAPIServer(dir, w); err != nil {
-			return "", err
-		}
-		// Components that lost their lease exit a moment after it.
-		time.Sleep(settleComponents)
-		rctx, cancel := restoreContext()
-		defer cancel()
-		return fmt.Sprintf("paused for %s (workerLostTimeout %s)", hold, in.lostTimeout), localcluster.StartCluster(rctx, dir, bin, w)
+	case PauseShort:
+		return in.pauseAPIServer(ctx, f, pauseShortFor)
+	case PauseLong:
+		return in.pauseAPIServer(ctx, f, in.lostTimeout+pauseLongExtra)
 	case APIServerKill, ManagerKill: // The manager's target is its cluster's name.
-		if err := localcluster.KillAPIServer(dir, w); err != nil {
-			return "", err
-		}
-		sleep(ctx, downFor)
-		rctx, cancel := restoreContext()
-		defer cancel()
-		return "killed, restarted by kwokctl start", localcluster.StartCluster(rctx, dir, bin, w)
+		return in.killAPIServer(ctx, f)
 	case CourierKill:
 		return in.courier.killLeader(ctx)
 	case KueueRestart:
@@ -206,11 +227,11 @@ func (in *injector) inject(ctx context.Context, p Planned) (string, error) {
 	case SecretBroken:
 		return in.creds.breakFor(ctx, w, brokenFor)
 	case RemoteDelete:
-		return in.deleteRemote(ctx, w)
+		return in.deleteRemote(ctx, f)
 	case RemoteEvict:
-		return in.evictRemote(ctx, w)
+		return in.evictRemote(ctx, f)
 	case ManagerDeactivate:
-		return in.deactivateOnManager(ctx)
+		return in.deactivateOnManager(ctx, f)
 	case ForeignObject:
 		return in.foreignObject(ctx, w)
 	case CheckRecreate:
@@ -221,6 +242,16 @@ func (in *injector) inject(ctx context.Context, p Planned) (string, error) {
 		return in.quickJobs(ctx)
 	case ForbiddenPatch:
 		return in.forbiddenPatch(ctx)
+	case Partition:
+		return in.breakLinks(ctx, []string{f.Target}, faultproxy.Partition, in.lostTimeout+pauseLongExtra)
+	case Hang:
+		return in.breakLinks(ctx, []string{f.Target}, faultproxy.Hang, in.lostTimeout+pauseLongExtra)
+	case SlowLink:
+		return in.slowLink(ctx, w)
+	case CutOffAll:
+		return in.cutOffAll(ctx, f)
+	case RestartAfterDown:
+		return in.restartAfterDown(ctx, f)
 	}
 	return "", fmt.Errorf("unknown fault kind %q", p.Kind)
 }
@@ -294,9 +325,11 @@ func (in *injector) onLiveCopy(ctx context.Context, worker string, fault func(*J
 	}
 }
 
-// deleteRemote deletes a running copy on worker behind Courier's back.
-func (in *injector) deleteRemote(ctx context.Context, worker string) (string, error) {
+// deleteRemote deletes a running copy on its worker behind Courier's back.
+func (in *injector) deleteRemote(ctx context.Context, f *Fault) (string, error) {
+	worker := f.Target
 	return in.onLiveCopy(ctx, worker, func(job *Job, cp *Copy) (string, error) {
+		f.Hit = append(f.Hit, job.Name)
 		obj := jobObject(job.JobSpec, in.run)
 		obj.SetUID(cp.UID)
 		err := in.workers[worker].Delete(ctx, obj, client.Preconditions{UID: &cp.UID},
@@ -311,8 +344,10 @@ func (in *injector) deleteRemote(ctx context.Context, worker string) (string, er
 // evictRemote has the worker's Kueue evict a running copy, as its own
 // administrator would: it deactivates the Workload copy the job copy names
 // (spec.active false), and Kueue evicts it and suspends the job.
-func (in *injector) evictRemote(ctx context.Context, worker string) (string, error) {
+func (in *injector) evictRemote(ctx context.Context, f *Fault) (string, error) {
+	worker := f.Target
 	return in.onLiveCopy(ctx, worker, func(job *Job, cp *Copy) (string, error) {
+		f.Hit = append(f.Hit, job.Name)
 		c := in.workers[worker]
 		obj := jobObject(job.JobSpec, in.run)
 		if err := c.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
@@ -336,11 +371,12 @@ func (in *injector) evictRemote(ctx context.Context, worker string) (string, err
 // as its owner pausing it would, waits until Courier has removed the copy
 // from its worker, and activates the Workload again. It is activated
 // again in any case, once the wait is over.
-func (in *injector) deactivateOnManager(ctx context.Context) (string, error) {
+func (in *injector) deactivateOnManager(ctx context.Context, f *Fault) (string, error) {
 	job, cp, err := in.liveCopy(ctx, "", nil)
 	if err != nil {
 		return "", err
 	}
+	f.Hit = append(f.Hit, job.Name)
 	if job.Workload == "" {
 		return "", fmt.Errorf("no manager Workload recorded for %s", job.Name)
 	}

@@ -69,22 +69,22 @@ func check(ctx context.Context, mgr client.Client, in *injector, rec *recorder, 
 	if err := mgr.List(ctx, wls, client.InNamespace(localcluster.Namespace)); err != nil {
 		return nil, fmt.Errorf("listing the manager's Workloads: %w", err)
 	}
-	disc := rec.disconnected()
-	lost := lostWindows(disc, faults, end)
+	for i := range jobs {
+		jobs[i].RanOn = ranOn(jobs[i], end)
+	}
 	var faultErrs []string
 	for _, f := range faults {
 		if f.Error != "" {
 			faultErrs = append(faultErrs, fmt.Sprintf("%s on %s at %s: %s", f.Kind, f.Target, f.At, f.Error))
 		}
 	}
-	overlaps, allowed := checkOverlaps(jobs, lost, lostTimeout, end)
-	var allowedNotes []string
-	for _, a := range allowed {
-		allowedNotes = append(allowedNotes, "allowed by the lost-worker policy: "+a)
-	}
+	overlapOffenders, unpromised, overlaps := checkOverlaps(jobs, end, faults, in.policy, lostTimeout)
 	statusOffenders, statusNotes := checkStatus(jobs)
+	disturbed, undisturbed := checkUndisturbed(jobs, faults)
+	noConcurrent := invariant(NoConcurrentRuns, overlapOffenders)
+	noConcurrent.Unpromised = unpromised
 	invariants := []Invariant{
-		invariant(NoConcurrentRuns, overlaps, allowedNotes...),
+		noConcurrent,
 		invariant(NoLostJob, checkLost(jobs)),
 		invariant(FinalStatus, statusOffenders, statusNotes...),
 		invariant(NoOrphan, orphans),
@@ -93,6 +93,9 @@ func check(ctx context.Context, mgr client.Client, in *injector, rec *recorder, 
 		invariant(ForeignUntouched, in.checkForeign(ctx)),
 		invariant(FaultsInjected, faultErrs),
 	}
-	return &Report{Run: in.run, WorkerLostTimeout: lostTimeout, Quiet: quiet, Faults: faults, Foreign: in.foreign, Disconnections: disc,
-		Jobs: jobs, Invariants: invariants}, nil
+	if len(undisturbed) > 0 {
+		invariants = append(invariants, invariant(NoDisturbance, disturbed, undisturbed...))
+	}
+	return &Report{Run: in.run, WorkerLostTimeout: lostTimeout, LostWorkerPolicy: in.policy, Quiet: quiet, Faults: faults,
+		Foreign: in.foreign, Disconnections: rec.disconnected(), Overlaps: overlaps, RanAgain: checkRanAgain(jobs), Jobs: jobs, Invariants: invariants}, nil
 }

@@ -23,8 +23,9 @@ const runLabel = "soak.courier.dev/run"
 
 // submitFor bounds the retries of one submission: Courier's webhooks, with
 // failurePolicy Fail, refuse every job while the replica serving them is
-// killed and restarted.
-const submitFor = 2 * time.Minute
+// killed and restarted, and while restart-after-down keeps every replica
+// down for workerLostTimeout and more.
+const submitFor = 5 * time.Minute
 
 // jobObject builds the manager object of a job: one GPU for a TrainJob, one
 // CPU for a batch Job, and pods that run for spec.RunFor on kwok nodes.

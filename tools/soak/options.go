@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 )
 
@@ -33,9 +34,10 @@ type Options struct {
 	Jobs      int           `json:"jobs"`
 	Rate      float64       `json:"rate"`
 	MaxRunFor time.Duration `json:"maxRunFor"`
-	// Faults faults are injected, at least one of each kind, over the
+	// Faults faults are injected, at least one of each of Kinds, over the
 	// time the load takes.
-	Faults int `json:"faults"`
+	Faults int    `json:"faults"`
+	Kinds  []Kind `json:"kinds"`
 	// Seed makes the same jobs and the same schedule.
 	Seed uint64 `json:"seed"`
 	// Timeout bounds the wait for every job to finish once the load is
@@ -51,12 +53,12 @@ type Options struct {
 	CourierLogLevel int `json:"courierLogLevel"`
 }
 
-// Full is the soak of `make soak`; Short the seeded CI variant of `make
-// soak-short`, one fault of each kind.
+// Full is the soak of `make soak`, every kind of fault; Short the seeded CI
+// variant of `make soak-short`, one fault of each of ShortKinds.
 var (
-	Full = Options{Jobs: 500, Rate: 1, MaxRunFor: time.Minute, Faults: 36, Seed: 14,
+	Full = Options{Jobs: 500, Rate: 1, MaxRunFor: time.Minute, Faults: 36, Kinds: Kinds, Seed: 14,
 		Timeout: 10 * time.Minute, WaitBound: time.Minute, CourierLogLevel: 2}
-	Short = Options{Jobs: 60, Rate: 0.4, MaxRunFor: 30 * time.Second, Faults: len(Kinds), Seed: 14,
+	Short = Options{Jobs: 60, Rate: 0.4, MaxRunFor: 30 * time.Second, Faults: len(ShortKinds), Kinds: ShortKinds, Seed: 14,
 		Timeout: 4 * time.Minute, WaitBound: time.Minute, CourierLogLevel: 2}
 )
 
@@ -70,6 +72,14 @@ func (o Options) validate() error {
 	}
 	if o.MaxRunFor < time.Second {
 		errs = append(errs, fmt.Errorf("the longest run time must be at least 1s, not %s", o.MaxRunFor))
+	}
+	if len(o.Kinds) == 0 {
+		errs = append(errs, errors.New("no kind of fault to inject"))
+	}
+	for _, k := range o.Kinds {
+		if !slices.Contains(Kinds, k) {
+			errs = append(errs, fmt.Errorf("unknown kind of fault %q", k))
+		}
 	}
 	if o.Timeout <= 0 || o.WaitBound <= 0 {
 		errs = append(errs, fmt.Errorf("the timeout and the wait bound must be positive, not %s and %s", o.Timeout, o.WaitBound))

@@ -43,8 +43,11 @@ type Copy struct {
 }
 
 // PodRun is one pod of a job on a worker: when it was created (the API
-// server's clock, to the second), first seen Running, and stopped
-// (Succeeded, Failed, or deleted).
+// server's clock, to the second), began Running and stopped (Succeeded,
+// Failed, or deleted), as the soak's own watch of the worker's API server
+// saw it, or as the pod's container statuses date it when the watch saw it
+// more than a second late. These are the ground truth the overlap and
+// restart checks read.
 type PodRun struct {
 	Worker  string    `json:"worker"`
 	Pod     string    `json:"pod"`
@@ -52,6 +55,8 @@ type PodRun struct {
 	Created time.Time `json:"created,omitzero"`
 	Running time.Time `json:"running,omitzero"`
 	Ended   time.Time `json:"ended,omitzero"`
+	// Outcome is how it stopped: Succeeded, Failed or Deleted.
+	Outcome string `json:"outcome,omitempty"`
 }
 
 // Job is what became of one job of the soak.
@@ -75,11 +80,14 @@ type Job struct {
 	ManagerStatus string    `json:"managerStatus,omitempty"`
 	Copies        []*Copy   `json:"copies,omitempty"`
 	Pods          []*PodRun `json:"pods,omitempty"`
+	// RanOn is when its pods ran, per worker, at the end.
+	RanOn []Span `json:"ranOn,omitempty"`
 }
 
 // Disconnection is a time Courier counted a worker out of use: from its
 // WorkerCluster's status.disconnectedSince (one-second precision) until
-// the status was seen without it. The lost-worker policy counts from it.
+// the status was seen without it. It is recorded for reading a run, and
+// for restart-after-down to wait for; no check trusts it.
 type Disconnection struct {
 	Worker  string    `json:"worker"`
 	Since   time.Time `json:"since"`
@@ -242,10 +250,7 @@ func (r *recorder) workerCopy(worker string, obj client.Object, d localcluster.D
 // watch that was down (its worker paused) sees a copy made meanwhile only
 // once it is back, and the copy belongs to the dispatch made before.
 func createdAt(obj client.Object, at time.Time) time.Time {
-	if created := obj.GetCreationTimestamp().Time; !created.IsZero() && created.Add(time.Second).Before(at) {
-		return created
-	}
-	return at
+	return dated(at, obj.GetCreationTimestamp().Time)
 }
 
 // workerPod records a version, or the deletion, of a pod on a worker.
@@ -265,15 +270,53 @@ func (r *recorder) workerPod(worker string, pod *corev1.Pod, deleted bool, at ti
 			p = &PodRun{Worker: worker, Pod: pod.Name, UID: pod.UID, Created: pod.CreationTimestamp.Time}
 			j.Pods = append(j.Pods, p)
 		}
-		if p.Running.IsZero() && pod.Status.Phase == corev1.PodRunning {
-			p.Running = at
+		started, finished := containerTimes(pod)
+		terminal := pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed
+		if p.Running.IsZero() && (pod.Status.Phase == corev1.PodRunning || (terminal && !started.IsZero())) {
+			// A pod first seen ended ran while the watch was down: its
+			// containers date the run.
+			p.Running = dated(at, started)
 		}
-		stopped := deleted || pod.DeletionTimestamp != nil ||
-			pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed
+		stopped := deleted || pod.DeletionTimestamp != nil || terminal
 		if stopped && p.Ended.IsZero() {
-			p.Ended = at
+			p.Ended, p.Outcome = at, "Deleted"
+			if terminal {
+				p.Ended, p.Outcome = dated(at, finished), string(pod.Status.Phase)
+			}
 		}
 	})
+}
+
+// containerTimes are when a pod's containers started running, the earliest,
+// and when they finished, the latest, as the worker dates them (to the
+// second); zero when it does not.
+func containerTimes(pod *corev1.Pod) (started, finished time.Time) {
+	for _, cs := range pod.Status.ContainerStatuses {
+		var s, f time.Time
+		switch {
+		case cs.State.Running != nil:
+			s = cs.State.Running.StartedAt.Time
+		case cs.State.Terminated != nil:
+			s, f = cs.State.Terminated.StartedAt.Time, cs.State.Terminated.FinishedAt.Time
+		}
+		if !s.IsZero() && (started.IsZero() || s.Before(started)) {
+			started = s
+		}
+		if f.After(finished) {
+			finished = f
+		}
+	}
+	return started, finished
+}
+
+// dated is when something first seen at happened: then, unless the worker
+// dates it more than a second earlier, the precision it dates by, as when
+// the soak's watch was down.
+func dated(at, worker time.Time) time.Time {
+	if !worker.IsZero() && worker.Add(time.Second).Before(at) {
+		return worker
+	}
+	return at
 }
 
 // snapshot returns a copy of every job's record, in submission order.

@@ -89,3 +89,80 @@ func TestWorkerCopyStatus(t *testing.T) {
 		})
 	}
 }
+
+func TestWorkerPod(t *testing.T) {
+	// pod builds a pod of job j in phase, its container running from
+	// started, or terminated at finished, as kwok dates them (seconds).
+	pod := func(phase corev1.PodPhase, started, finished time.Time) *corev1.Pod {
+		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "j-pod", UID: "p-1",
+			Labels: map[string]string{batchv1.JobNameLabel: "j"}, CreationTimestamp: metav1.Time{Time: at(0)}}}
+		p.Status.Phase = phase
+		switch {
+		case !finished.IsZero():
+			p.Status.ContainerStatuses = []corev1.ContainerStatus{{State: corev1.ContainerState{
+				Terminated: &corev1.ContainerStateTerminated{StartedAt: metav1.Time{Time: started}, FinishedAt: metav1.Time{Time: finished}}}}}
+		case !started.IsZero():
+			p.Status.ContainerStatuses = []corev1.ContainerStatus{{State: corev1.ContainerState{
+				Running: &corev1.ContainerStateRunning{StartedAt: metav1.Time{Time: started}}}}}
+		}
+		return p
+	}
+	deleting := func(p *corev1.Pod) *corev1.Pod {
+		p.DeletionTimestamp = &metav1.Time{Time: at(40)}
+		return p
+	}
+	type seen struct {
+		pod     *corev1.Pod
+		deleted bool
+		at      time.Time
+	}
+	var zero time.Time
+	cases := map[string]struct {
+		seen []seen
+		want PodRun
+	}{
+		"seen as it goes": {
+			seen: []seen{{pod: pod(corev1.PodPending, zero, zero), at: at(1)}, {pod: pod(corev1.PodRunning, at(2), zero), at: at(2).Add(300 * time.Millisecond)},
+				{pod: pod(corev1.PodSucceeded, at(2), at(9)), at: at(9).Add(200 * time.Millisecond)}},
+			want: PodRun{Running: at(2).Add(300 * time.Millisecond), Ended: at(9).Add(200 * time.Millisecond), Outcome: "Succeeded"},
+		},
+		"seen running late: the worker dates the start": {
+			seen: []seen{{pod: pod(corev1.PodRunning, at(2), zero), at: at(8)}},
+			want: PodRun{Running: at(2)},
+		},
+		"seen ended late: the worker dates the end": {
+			seen: []seen{{pod: pod(corev1.PodRunning, at(2), zero), at: at(2)}, {pod: pod(corev1.PodFailed, at(2), at(9)), at: at(20)}},
+			want: PodRun{Running: at(2), Ended: at(9), Outcome: "Failed"},
+		},
+		"first seen ended: its containers date the run": {
+			seen: []seen{{pod: pod(corev1.PodSucceeded, at(2), at(9)), at: at(20)}},
+			want: PodRun{Running: at(2), Ended: at(9), Outcome: "Succeeded"},
+		},
+		"deleted while running": {
+			seen: []seen{{pod: pod(corev1.PodRunning, at(2), zero), at: at(2)}, {pod: deleting(pod(corev1.PodRunning, at(2), zero)), at: at(30)},
+				{pod: deleting(pod(corev1.PodRunning, at(2), zero)), deleted: true, at: at(31)}},
+			want: PodRun{Running: at(2), Ended: at(30), Outcome: "Deleted"},
+		},
+		"deleted before it ran": {
+			seen: []seen{{pod: pod(corev1.PodPending, zero, zero), at: at(1)}, {pod: pod(corev1.PodPending, zero, zero), deleted: true, at: at(5)}},
+			want: PodRun{Ended: at(5), Outcome: "Deleted"},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			r := newRecorder()
+			r.expect(JobSpec{Name: "j"})
+			for _, s := range tc.seen {
+				r.workerPod("w1", s.pod, s.deleted, s.at)
+			}
+			pods := r.jobs["j"].Pods
+			if len(pods) != 1 {
+				t.Fatalf("recorded %d pods, want 1", len(pods))
+			}
+			tc.want.Worker, tc.want.Pod, tc.want.UID, tc.want.Created = "w1", "j-pod", "p-1", at(0)
+			if diff := cmp.Diff(tc.want, *pods[0]); diff != "" {
+				t.Errorf("pod (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

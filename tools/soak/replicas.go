@@ -133,3 +133,20 @@ func (r *replicas) revive() ([]string, error) {
 	}
 	return started, nil
 }
+
+// stopAll kills every replica with SIGKILL, as the loss of Courier's whole
+// Deployment would, and returns their names.
+func (r *replicas) stopAll() ([]string, error) {
+	for _, name := range r.names {
+		if err := localcluster.KillProcess(r.dir, name, true); err != nil {
+			return nil, err
+		}
+	}
+	return r.names, nil
+}
+
+// startAll starts every replica that is not running.
+func (r *replicas) startAll() error {
+	_, err := r.revive()
+	return err
+}

@@ -19,17 +19,26 @@ type Report struct {
 	Run     string    `json:"run"`
 	Began   time.Time `json:"began"`
 	Ended   time.Time `json:"ended"`
-	// WorkerLostTimeout is Courier's, read from its Configuration.
+	// WorkerLostTimeout and LostWorkerPolicy are Courier's, read from its
+	// Configuration.
 	WorkerLostTimeout time.Duration `json:"workerLostTimeout"`
+	LostWorkerPolicy  string        `json:"lostWorkerPolicy"`
 	// Quiet is when the last fault ended.
 	Quiet   time.Time `json:"quiet"`
 	Faults  []*Fault  `json:"faults"`
 	Foreign []Foreign `json:"foreign,omitempty"`
-	// Disconnections are the times Courier counted a worker out of use.
+	// Disconnections are the times Courier counted a worker out of use,
+	// as its WorkerClusters said, for reading the run; no check uses them.
 	Disconnections []Disconnection `json:"disconnections,omitempty"`
-	Outcomes       Outcomes        `json:"outcomes"`
-	Jobs           []Job           `json:"jobs"`
-	Invariants     []Invariant     `json:"invariants"`
+	// Overlaps are the jobs whose pods ran on two workers at once, from
+	// the workers' own API servers, longest first.
+	Overlaps []Overlap `json:"overlaps,omitempty"`
+	// RanAgain are the jobs that ran again after one of their pods had
+	// succeeded.
+	RanAgain   []string    `json:"ranAgain,omitempty"`
+	Outcomes   Outcomes    `json:"outcomes"`
+	Jobs       []Job       `json:"jobs"`
+	Invariants []Invariant `json:"invariants"`
 }
 
 // Outcomes count the jobs by how they ended.
@@ -90,22 +99,32 @@ func (r *Report) write(dir string, out io.Writer) error {
 	o := r.Outcomes
 	fmt.Fprintf(out, "\nJobs: %d submitted, %d finished %v, %d unfinished, %d refused at submission, %d dispatched more than once; final copies per worker %v\n",
 		o.Submitted, o.Finished, o.ByReason, o.Unfinished, o.Refused, o.Redispached, o.PerWorker)
+	fmt.Fprintf(out, "\nGround truth, from each worker's own API server (lost-worker policy %s, workerLostTimeout %s): %s\n",
+		r.LostWorkerPolicy, r.WorkerLostTimeout, overlapSummary(r.Overlaps))
+	if len(r.RanAgain) > 0 {
+		fmt.Fprintf(out, "%d jobs ran again after one of their pods had succeeded:\n", len(r.RanAgain))
+		for i, a := range r.RanAgain {
+			if i == 10 {
+				fmt.Fprintf(out, "      ... %d more in %s\n", len(r.RanAgain)-i, path)
+				break
+			}
+			fmt.Fprintf(out, "      %s\n", a)
+		}
+	}
 	fmt.Fprintln(out, "\nInvariants:")
 	var failed []string
 	for _, inv := range r.Invariants {
 		status := "PASS"
-		if !inv.Pass {
+		switch {
+		case !inv.Pass:
 			status = "FAIL"
 			failed = append(failed, inv.Name)
+		case len(inv.Unpromised) > 0:
+			status = "NOT PROMISED"
 		}
 		fmt.Fprintf(out, "%s  %s\n", status, inv.Name)
-		for i, o := range inv.Offenders {
-			if i == 10 {
-				fmt.Fprintf(out, "      ... %d more in %s\n", len(inv.Offenders)-i, path)
-				break
-			}
-			fmt.Fprintf(out, "      %s\n", o)
-		}
+		printAtMost(out, inv.Offenders, path)
+		printAtMost(out, inv.Unpromised, path)
 		for _, n := range inv.Notes {
 			fmt.Fprintf(out, "      note: %s\n", n)
 		}
@@ -117,4 +136,16 @@ func (r *Report) write(dir string, out io.Writer) error {
 		err = fmt.Errorf("%d invariants failed: %s", len(failed), strings.Join(failed, "; "))
 	}
 	return errors.Join(err, jsonErr, plotErr)
+}
+
+// printAtMost prints the first ten lines and counts the rest, which path
+// holds.
+func printAtMost(out io.Writer, lines []string, path string) {
+	for i, l := range lines {
+		if i == 10 {
+			fmt.Fprintf(out, "      ... %d more in %s\n", len(lines)-i, path)
+			return
+		}
+		fmt.Fprintf(out, "      %s\n", l)
+	}
 }

@@ -20,6 +20,13 @@ import (
 // progressEvery is how often the soak prints how far it got.
 const progressEvery = 30 * time.Second
 
+// selfFaultWindow is Courier's self-fault window in the soak. The soak's
+// faults on different workers come a minute apart or less, far closer than
+// independent failures do, and Courier's default window (2 minutes) would
+// take most of them together for a fault of its own and move nothing:
+// only those that begin together, as cut-off-all's do, should be.
+const selfFaultWindow = 30 * time.Second
+
 // Run brings up a fresh environment, runs the load and the faults, checks
 // the invariants, writes soak.json and timeline.png to OutDir, and brings
 // the environment down by PID unless Keep, on failure and cancellation
@@ -47,11 +54,19 @@ func Run(ctx context.Context, opts Options, out io.Writer) (err error) {
 	// back, copies removed), so that a broken invariant's path can be read
 	// afterwards.
 	env, err := localcluster.Up(ctx, localcluster.Options{Dir: opts.Dir, Bin: opts.Bin, Workers: workers,
-		GPUNodes: gpuNodes, GPUsPerNode: gpusPerNode, CourierLogLevel: max(opts.CourierLogLevel, 2)}, logf)
+		GPUNodes: gpuNodes, GPUsPerNode: gpusPerNode, CourierLogLevel: max(opts.CourierLogLevel, 2),
+		CourierValues: []string{"configuration.selfFault.window=" + selfFaultWindow.String()}}, logf)
 	if err != nil {
 		return err
 	}
 	defer func() { err = errors.Join(err, finish(opts, logf)) }()
+	// Courier reaches each worker through a proxy of the soak's, which
+	// lives as long as the soak does.
+	lnk, err := startLinks(env)
+	if err != nil {
+		return err
+	}
+	defer lnk.close()
 	if err := localcluster.StartCourierAndConfigure(ctx, env, logf); err != nil {
 		return err
 	}
@@ -60,7 +75,14 @@ func Run(ctx context.Context, opts Options, out io.Writer) (err error) {
 		return err
 	}
 	logf("Started a second Courier replica, %s; leader election picks one", second)
-	rep, err := soak(ctx, env, opts, []string{localcluster.CourierProcess, second}, logf)
+	rep, err := soak(ctx, env, lnk, opts, []string{localcluster.CourierProcess, second}, logf)
+	if opts.Keep {
+		// The proxies end with the soak: Courier is routed to the workers
+		// directly for the environment that stays.
+		rctx, cancel := restoreContext()
+		err = errors.Join(err, routeDirect(rctx, env, lnk))
+		cancel()
+	}
 	if err != nil {
 		return err
 	}
@@ -70,8 +92,8 @@ func Run(ctx context.Context, opts Options, out io.Writer) (err error) {
 
 // soak runs the load and the faults on a running environment and checks
 // the invariants.
-func soak(ctx context.Context, env *localcluster.Env, opts Options, courierNames []string, logf func(string, ...any)) (*Report, error) {
-	lostTimeout, err := workerLostTimeout(env)
+func soak(ctx context.Context, env *localcluster.Env, lnk links, opts Options, courierNames []string, logf func(string, ...any)) (*Report, error) {
+	lostTimeout, policy, err := lostWorker(env)
 	if err != nil {
 		return nil, err
 	}
@@ -92,14 +114,14 @@ func soak(ctx context.Context, env *localcluster.Env, opts Options, courierNames
 	if err := observe(ctx, env, run, rec); err != nil {
 		return nil, err
 	}
-	jobs := planJobs(opts.Seed, "soak-"+run, opts.Jobs, opts.Rate, opts.MaxRunFor)
-	plan := planFaults(opts.Seed, opts.Faults, opts.window(), env.Workers)
-	in := &injector{env: env, mgr: mgr, workers: workerClients, rec: rec, run: run, lostTimeout: lostTimeout,
-		courier: newReplicas(env.Dir, courierNames), creds: newCredentials(mgr, workerClients), logf: logf}
+	jobs := planJobs(opts.Seed, "soak-"+run, opts.Jobs, opts.Rate, opts.MaxRunFor, longRunFor(lostTimeout))
+	plan := planFaults(opts.Seed, opts.Faults, opts.window(), env.Workers, opts.Kinds)
+	in := &injector{env: env, mgr: mgr, workers: workerClients, rec: rec, run: run, lostTimeout: lostTimeout, policy: policy,
+		courier: newReplicas(env.Dir, courierNames), creds: newCredentials(mgr, workerClients), links: lnk, logf: logf}
 
 	start := time.Now().Add(time.Second)
-	logf("Submitting %d jobs at %g/s (label %s=%s) while %d faults are injected; workerLostTimeout %s",
-		len(jobs), opts.Rate, runLabel, run, len(plan), lostTimeout)
+	logf("Submitting %d jobs at %g/s (label %s=%s) while %d faults are injected; lost-worker policy %s, workerLostTimeout %s",
+		len(jobs), opts.Rate, runLabel, run, len(plan), policy, lostTimeout)
 	submitted := make(chan error, 1)
 	go func() { submitted <- submitLoad(ctx, mgr, jobs, run, start, rec) }()
 	faultsDone := make(chan []*Fault, 1)
@@ -152,24 +174,42 @@ func soak(ctx context.Context, env *localcluster.Env, opts Options, courierNames
 	return check(ctx, mgr, in, rec, faults, orphans, quiet, lostTimeout, opts)
 }
 
-// workerLostTimeout reads Courier's workerLostTimeout from the first
-// replica's Configuration.
-func workerLostTimeout(env *localcluster.Env) (time.Duration, error) {
+// lostWorker reads Courier's workerLostTimeout and lostWorkerPolicy from
+// the first replica's Configuration.
+func lostWorker(env *localcluster.Env) (time.Duration, string, error) {
 	data, err := os.ReadFile(filepath.Join(env.Dir, env.Manager, "courier", "config.yaml"))
 	if err != nil {
-		return 0, fmt.Errorf("reading Courier's config: %w", err)
+		return 0, "", fmt.Errorf("reading Courier's config: %w", err)
 	}
 	var cfg struct {
 		WorkerLostTimeout string `json:"workerLostTimeout"`
+		LostWorkerPolicy  string `json:"lostWorkerPolicy"`
 	}
 	if err := yaml.Unmarshal(data, &cfg); err != nil {
-		return 0, fmt.Errorf("decoding Courier's config: %w", err)
+		return 0, "", fmt.Errorf("decoding Courier's config: %w", err)
 	}
 	d, err := time.ParseDuration(cfg.WorkerLostTimeout)
 	if err != nil {
-		return 0, fmt.Errorf("the soak needs a short workerLostTimeout in %s (it sets 30s): %w", localcluster.ChartValues, err)
+		return 0, "", fmt.Errorf("the soak needs a short workerLostTimeout in %s (it sets 30s): %w", localcluster.ChartValues, err)
 	}
-	return d, nil
+	return d, cfg.LostWorkerPolicy, nil
+}
+
+// routeDirect points Courier's kubeconfig Secrets at the workers' API
+// servers rather than at the soak's proxies.
+func routeDirect(ctx context.Context, env *localcluster.Env, lnk links) error {
+	mgr, err := env.Client(env.Manager)
+	if err != nil {
+		return err
+	}
+	creds := newCredentials(mgr, nil)
+	var errs []error
+	for w, p := range lnk {
+		errs = append(errs, creds.updateSecret(ctx, w, func(kubeconfig []byte) ([]byte, error) {
+			return localcluster.WithServer(kubeconfig, p.Target())
+		}))
+	}
+	return errors.Join(errs...)
 }
 
 // settleFor bounds the wait for Courier to remove the copies of finished

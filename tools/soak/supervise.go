@@ -42,9 +42,9 @@ func (in *injector) superviseControllers(ctx context.Context, locks, peerLocks m
 				}
 			}
 		}
-		if l := locks[sharedTarget(CourierKill)]; l != nil && l.TryLock() {
+		if in.courierHeld.TryLock() {
 			started, err := in.courier.revive()
-			l.Unlock()
+			in.courierHeld.Unlock()
 			if len(started) > 0 {
 				in.logf("Starting %s again", strings.Join(started, " and "))
 			}

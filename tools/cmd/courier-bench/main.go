@@ -171,7 +171,7 @@ func runStack(ctx context.Context, args []string) error {
 
 func runSoak(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("soak", flag.ContinueOnError)
-	fs.Bool("short", false, "The seeded CI variant: 60 jobs and one fault of each kind; the other flags' defaults follow it.")
+	fs.Bool("short", false, "The seeded CI variant: 60 jobs and one fault of each kind but the longest partitions; the other flags' defaults follow it.")
 	// Peek at --short so that the other defaults follow the variant.
 	opts := soak.Full
 	if slices.Contains(args, "--short") || slices.Contains(args, "-short") || slices.Contains(args, "--short=true") {
@@ -184,6 +184,7 @@ func runSoak(ctx context.Context, args []string) error {
 	fs.Float64Var(&opts.Rate, "rate", opts.Rate, "Jobs submitted per second.")
 	fs.DurationVar(&opts.MaxRunFor, "max-run-for", opts.MaxRunFor, "Longest run time of a job's pods; they range from instant to this.")
 	fs.IntVar(&opts.Faults, "faults", opts.Faults, "Faults to inject over the submission time, at least one of each kind.")
+	kinds := fs.String("kinds", joinKinds(opts.Kinds), "Comma-separated kinds of fault to inject, each at least once.")
 	fs.Uint64Var(&opts.Seed, "seed", opts.Seed, "Seed of the jobs and the fault schedule.")
 	fs.DurationVar(&opts.Timeout, "timeout", opts.Timeout, "Time limit, once the faults are over, for every job to finish.")
 	fs.DurationVar(&opts.WaitBound, "wait-bound", opts.WaitBound, "Longest a job may wait with no copy once the faults are over.")
@@ -192,9 +193,24 @@ func runSoak(ctx context.Context, args []string) error {
 	if help, err := parse(fs, args); help || err != nil {
 		return err
 	}
+	opts.Kinds = nil
+	for k := range strings.SplitSeq(*kinds, ",") {
+		if k = strings.TrimSpace(k); k != "" {
+			opts.Kinds = append(opts.Kinds, soak.Kind(k))
+		}
+	}
 	opts.Command = strings.Join(append([]string{"courier-bench", "soak"}, args...), " ")
 	opts.Dir, opts.Bin, opts.OutDir = *dir, *bin, *out
 	return soak.Run(ctx, opts, os.Stdout)
+}
+
+// joinKinds lists kinds of fault for a flag.
+func joinKinds(kinds []soak.Kind) string {
+	out := make([]string, len(kinds))
+	for i, k := range kinds {
+		out[i] = string(k)
+	}
+	return strings.Join(out, ",")
 }
 
 // stringList is a flag that may be given more than once.

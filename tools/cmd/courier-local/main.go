@@ -8,7 +8,8 @@
 //	                      whose kubeconfigs are <dir>/<cluster>.kubeconfig (kind)
 //	courier-local status  show the processes and their logs
 //	courier-local logs    copy every log into a folder
-//	courier-local stop NAME / start NAME   stop or start one cluster's control plane
+//	courier-local stop NAME / start NAME   stop or start one cluster's control plane;
+//	                      start also starts its fence again if it exited
 //	courier-local down    stop exactly what up started
 package main
 
@@ -101,7 +102,16 @@ func run() error {
 		if os.Args[1] == "stop" {
 			return localcluster.StopCluster(ctx, absDir, absBin, fs.Arg(0))
 		}
-		return localcluster.StartCluster(ctx, absDir, absBin, fs.Arg(0))
+		if err := localcluster.StartCluster(ctx, absDir, absBin, fs.Arg(0)); err != nil {
+			return err
+		}
+		// A fence that exited without its API server is started again, as
+		// a kubelet would.
+		started, err := localcluster.StartFenceIfDown(absDir, fs.Arg(0))
+		if started {
+			logf("Started the fence on %s again", fs.Arg(0))
+		}
+		return err
 	default:
 		return fmt.Errorf("unknown command %q; use up, demo, status, logs, stop, start or down", os.Args[1])
 	}
