@@ -115,7 +115,14 @@ func (r *Reconciler) recordRevocation(wc *courier.WorkerCluster, old courier.Wor
 	if old.RevokedSince != nil || wc.Status.RevokedSince == nil {
 		return
 	}
+	// A WorkerCluster made again while its worker is out of reach has
+	// never been connected, so no disconnectedSince: its heartbeat's
+	// silence revoked it.
+	since := ""
+	if ds := wc.Status.DisconnectedSince; ds != nil {
+		since = " since " + ds.UTC().Format(time.RFC3339)
+	}
 	r.recorder.Eventf(wc, nil, corev1.EventTypeWarning, courier.EventWorkerRevoked, "Revoke",
-		"Courier gave the worker up: out of its reach since %s, with no fault of its own in sight. Its fence stops Courier's copies there; their jobs move from %s.",
-		wc.Status.DisconnectedSince.UTC().Format(time.RFC3339), lostworker.MovableAt(wc, r.lost).UTC().Format(time.RFC3339))
+		"Courier gave the worker up: out of its reach%s, with no fault of its own in sight. Its fence stops Courier's copies there; their jobs move from %s.",
+		since, lostworker.MovableAt(wc, r.lost).UTC().Format(time.RFC3339))
 }

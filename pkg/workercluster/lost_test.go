@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/events"
 
 	courier "github.com/courierdev/courier/api/v1alpha1"
 	"github.com/courierdev/courier/pkg/cluster"
@@ -51,6 +52,35 @@ func TestFenceCondition(t *testing.T) {
 			got := fenceCondition(tc.old, tc.state, "courier", "courier-system", 1, now)
 			if diff := cmp.Diff([2]string{string(tc.want), tc.why}, [2]string{string(got.Status), got.Reason}); diff != "" {
 				t.Errorf("fenceCondition() (-want +got):\n%s\nmessage: %s", diff, got.Message)
+			}
+		})
+	}
+}
+
+func TestRecordRevocation(t *testing.T) {
+	revoked := metav1.NewTime(time.Date(2026, 11, 28, 10, 0, 0, 0, time.UTC))
+	disconnected := metav1.NewTime(revoked.Add(-5 * time.Minute))
+	cases := map[string]struct {
+		status courier.WorkerClusterStatus
+		want   string
+	}{
+		"out of reach since a time": {
+			status: courier.WorkerClusterStatus{RevokedSince: &revoked, DisconnectedSince: &disconnected},
+			want:   "Warning WorkerRevoked Courier gave the worker up: out of its reach since 2026-11-28T09:55:00Z, with no fault of its own in sight. Its fence stops Courier's copies there; their jobs move from 2026-11-28T10:00:00Z.",
+		},
+		// A WorkerCluster made again while its worker was out of reach.
+		"never connected": {
+			status: courier.WorkerClusterStatus{RevokedSince: &revoked},
+			want:   "Warning WorkerRevoked Courier gave the worker up: out of its reach, with no fault of its own in sight. Its fence stops Courier's copies there; their jobs move from 2026-11-28T10:00:00Z.",
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			recorder := events.NewFakeRecorder(1)
+			r := &Reconciler{recorder: recorder}
+			r.recordRevocation(&courier.WorkerCluster{Status: tc.status}, courier.WorkerClusterStatus{})
+			if diff := cmp.Diff(tc.want, <-recorder.Events); diff != "" {
+				t.Errorf("event (-want +got):\n%s", diff)
 			}
 		})
 	}
