@@ -152,14 +152,18 @@ func stopClock(p *PodRun, end time.Time) string {
 }
 
 // checkOverlaps returns the jobs whose pods ran on two workers at the same
-// moment, longest first, in full, and as lines of two kinds: those the
-// Fenced policy does not promise to prevent (unpromisedBy: a worker that
+// moment, longest first, in full, and as lines of two kinds: those Courier
+// does not promise to prevent (unpromisedBy: under Fenced, a worker that
 // ran the job had its own API server down longer than workerLostTimeout
-// meanwhile), and the offenders, every other one.
+// meanwhile; deletedBehind: a batch Job copy someone deleted in the
+// background), and the offenders, every other one.
 func checkOverlaps(jobs []Job, end time.Time, faults []*Fault, policy string, lostTimeout time.Duration) (offenders, unpromised []string, overlaps []Overlap) {
 	for _, j := range jobs {
 		if o := overlapOf(j, end); o != nil {
 			o.Unpromised = unpromisedBy(*o, faults, policy, lostTimeout)
+			if o.Unpromised == "" {
+				o.Unpromised = deletedBehind(*o, j.Kind, faults)
+			}
 			overlaps = append(overlaps, *o)
 		}
 	}
@@ -194,7 +198,7 @@ func overlapSummary(overlaps []Overlap) string {
 	out := fmt.Sprintf("%d jobs' pods ran on two workers at the same moment: %s at most, %s in all",
 		len(overlaps), overlaps[0].For.Round(time.Millisecond), total.Round(time.Millisecond))
 	if unpromised > 0 {
-		out += fmt.Sprintf("; %d of them on a worker whose own API server was down longer than workerLostTimeout, which the policy does not promise to cover", unpromised)
+		out += fmt.Sprintf("; %d of them outside what Courier promises (each says why)", unpromised)
 	}
 	return out
 }
