@@ -26,7 +26,7 @@ import (
 )
 
 // StartCourierAndConfigure configures dispatch, starts the fence on every
-// worker if bin/courier-fence exists, installs Courier's chart on the
+// worker if the options ask for it and bin/courier-fence exists, installs Courier's chart on the
 // manager with the lost-worker policy that fits (lostWorkerSettings),
 // starts Courier as the chart's ServiceAccount with the chart's
 // Configuration, and waits until its AdmissionCheck is Active.
@@ -35,7 +35,7 @@ func StartCourierAndConfigure(ctx context.Context, env *Env, logf func(string, .
 	if err := env.Configure(ctx); err != nil {
 		return err
 	}
-	fenced := FenceAvailable(env.Bin)
+	fenced := env.Fence && FenceAvailable(env.Bin)
 	if fenced {
 		if err := env.startFences(ctx, logf); err != nil {
 			return err

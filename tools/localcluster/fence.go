@@ -54,7 +54,7 @@ func lostWorkerSettings(root string, fenced bool) (set []string, summary string,
 	}
 	if !fenced {
 		return []string{"configuration.lostWorkerPolicy=" + string(courier.LostWorkerTimeout)},
-			fmt.Sprintf("Timeout: there is no bin/%s, so no worker runs a fence, and a lost worker's jobs move %s after it is lost, whether or not they still run there",
+			fmt.Sprintf("Timeout: no worker runs a fence (it runs only when asked for and bin/%s exists), and a lost worker's jobs move %s after it is lost, whether or not they still run there",
 				fenceBinary, lost), nil
 	}
 	// Whole seconds of five: the least that leaves the fence its margin.

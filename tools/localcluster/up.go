@@ -41,6 +41,12 @@ type Options struct {
 	// helm's --set-string key=value, for a run that needs Courier
 	// configured otherwise (the soak's self-fault window).
 	CourierValues []string
+	// Fence runs bin/courier-fence on every worker, when it is there, and
+	// Courier under the Fenced policy with the fence's short timing. Off,
+	// Courier runs under the chart values' policy (Timeout in
+	// e2e/courier-values.yaml), whose lost-worker spec counts on a move
+	// within workerLostTimeout.
+	Fence bool
 }
 
 // Env is a running local environment.

@@ -55,7 +55,7 @@ func Run(ctx context.Context, opts Options, out io.Writer) (err error) {
 	// afterwards.
 	env, err := localcluster.Up(ctx, localcluster.Options{Dir: opts.Dir, Bin: opts.Bin, Workers: workers,
 		GPUNodes: gpuNodes, GPUsPerNode: gpusPerNode, CourierLogLevel: max(opts.CourierLogLevel, 2),
-		CourierValues: []string{"configuration.selfFault.window=" + selfFaultWindow.String()}}, logf)
+		CourierValues: []string{"configuration.selfFault.window=" + selfFaultWindow.String()}, Fence: true}, logf)
 	if err != nil {
 		return err
 	}
