@@ -206,21 +206,8 @@ var _ = Describe("Placement", func() {
 		for _, w := range pool[:2] {
 			quota(ctx, w, ns, "1")
 		}
+		holders := fill(ctx, ns, pool[:2]...)
 		bestFit, _ := policyCheck(ctx, courierv1alpha1.DispatchPolicySpec{})
-		holders := map[string]*kueue.Workload{}
-		for range 2 {
-			wl := bestFit.Submit(ctx, trainJob(ns).Obj())
-			var on string
-			Eventually(func(g Gomega) {
-				copies := copiesOn(ctx, g, wl)
-				g.Expect(copies).To(HaveLen(1))
-				on = copies[0]
-			}).Should(Succeed())
-			Expect(holders).NotTo(HaveKey(on), "a second workload sent to the worker the first fills")
-			admitHolding(ctx, workerNamed(on), wl, ns)
-			bestFit.ExpectCheck(ctx, wl, kueue.CheckStateReady, on)
-			holders[on] = wl
-		}
 
 		By("holding a third workload on one full worker")
 		waiting := bestFit.Submit(ctx, trainJob(ns).Obj())

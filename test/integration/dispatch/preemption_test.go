@@ -22,10 +22,12 @@ import (
 )
 
 // fill takes the whole quota quota() gave namespace ns on each worker,
-// with one workload admitted there holding its one CPU.
-func fill(ctx context.Context, ns string, workers ...*framework.Cluster) {
+// with one workload admitted there holding its one CPU, and returns them
+// by worker.
+func fill(ctx context.Context, ns string, workers ...*framework.Cluster) map[string]*kueue.Workload {
 	GinkgoHelper()
 	bestFit, _ := policyCheck(ctx, courierv1alpha1.DispatchPolicySpec{})
+	holders := map[string]*kueue.Workload{}
 	for range workers {
 		wl := bestFit.Submit(ctx, trainJob(ns).Obj())
 		var on string
@@ -34,8 +36,10 @@ func fill(ctx context.Context, ns string, workers ...*framework.Cluster) {
 			g.Expect(copies).To(HaveLen(1))
 			on = copies[0]
 		}).Should(Succeed())
+		Expect(holders).NotTo(HaveKey(on), "a second workload sent to the worker the first fills")
 		admitHolding(ctx, workerNamed(on), wl, ns)
 		bestFit.ExpectCheck(ctx, wl, kueue.CheckStateReady, on)
+		holders[on] = wl
 	}
 	for _, w := range workers {
 		Eventually(func(g Gomega) {
@@ -44,6 +48,7 @@ func fill(ctx context.Context, ns string, workers ...*framework.Cluster) {
 			g.Expect(remote.Capacity(ns, "lq").Flavors[0].Resources["cpu"].Free()).To(BeNumerically("<=", 0), "free CPU on %s", w.Name)
 		}).Should(Succeed())
 	}
+	return holders
 }
 
 // reconnect makes Courier connect to worker anew, with the same
