@@ -57,6 +57,9 @@ REVISION := $(shell git rev-parse HEAD 2>/dev/null)$(shell git diff --quiet HEAD
 VERSION_PKG := github.com/courierdev/courier/pkg/version
 GO_LDFLAGS := -X $(VERSION_PKG).version=$(VERSION) -X $(VERSION_PKG).revision=$(REVISION)
 GO_TEST_FLAGS ?=
+# The cluster-inventory API's reference credential plugin, which Courier's
+# image carries at /plugins/secretreader, at the version go.mod pins.
+SECRETREADER_PKG := sigs.k8s.io/cluster-inventory-api/plugins/secretreader/cmd/plugin
 # test/manifests renders the charts and config/ with bin/helm and
 # bin/kustomize, and dry-runs them against kube-apiserver.
 INTEGRATION_PACKAGES := ./test/integration/... ./test/manifests/...
@@ -89,9 +92,10 @@ demo-down: ## Stop the demo's clusters and processes.
 ##@ Development
 
 .PHONY: build
-build: ## Build bin/courier, bin/courier-fence, bin/courier-local and bin/kubectl-courier, stamped with VERSION.
+build: ## Build bin/courier, bin/courier-fence, bin/secretreader, bin/courier-local and bin/kubectl-courier, stamped with VERSION.
 	go build -ldflags "$(GO_LDFLAGS)" -o $(BIN)/courier ./cmd/courier
 	go build -ldflags "$(GO_LDFLAGS)" -o $(BIN)/courier-fence ./cmd/courier-fence
+	go build -o $(BIN)/secretreader $(SECRETREADER_PKG)
 	cd $(LAB_DIR) && go build -o $(BIN)/courier-local ./cmd/courier-local
 	go build -ldflags "$(GO_LDFLAGS)" -o $(BIN)/kubectl-courier ./cmd/kubectl-courier
 

@@ -14,7 +14,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/rand"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -24,9 +23,7 @@ import (
 	"github.com/courierdev/courier/pkg/adapter"
 	"github.com/courierdev/courier/pkg/dispatch/workload"
 	batchtesting "github.com/courierdev/courier/pkg/testing/batch"
-	kueuetesting "github.com/courierdev/courier/pkg/testing/kueue"
 	trainertesting "github.com/courierdev/courier/pkg/testing/trainer"
-	"github.com/courierdev/courier/test/integration/framework"
 )
 
 // priorityLabel names a job's Kueue WorkloadPriorityClass; it travels with
@@ -58,56 +55,12 @@ func preemptionQueues(ctx context.Context, managerGPUs, workerGPUs int64, fanOut
 			}
 		}
 	}
-	nsObj := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "prio-"}}
-	Expect(manager.client.Create(ctx, nsObj)).To(Succeed())
-	ns := nsObj.Name
-	for _, c := range append([]cluster{manager}, workers...) {
-		gpus, cq := workerGPUs, kueuetesting.MakeClusterQueue(ns)
-		if c.name == manager.name {
-			gpus, cq = managerGPUs, cq.Check(ns)
-		} else {
-			Expect(c.client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
-		}
-		cq.Flavor("default", corev1.ResourceList{
-			corev1.ResourceCPU:    resource.MustParse("64"),
-			corev1.ResourceMemory: resource.MustParse("256Gi"),
-			gpuResource:           *resource.NewQuantity(gpus, resource.DecimalSI),
-		}).PreemptWithin(kueue.PreemptionPolicyLowerPriority)
-		Expect(c.client.Create(ctx, cq.Obj())).To(Succeed())
-		Expect(c.client.Create(ctx, kueuetesting.MakeLocalQueue(queue, ns, ns).Obj())).To(Succeed())
-	}
+	ns := queuesIn(ctx, "prio", specQueues{managerGPUs: managerGPUs, workerGPUs: workerGPUs, preempt: true})
 	var names []string
 	for _, w := range workers {
 		names = append(names, w.name)
 	}
-	policy := &courierv1alpha1.DispatchPolicy{ObjectMeta: metav1.ObjectMeta{Name: ns},
-		Spec: courierv1alpha1.DispatchPolicySpec{Clusters: names, Strategy: courierv1alpha1.BestFit, FanOut: &fanOut}}
-	Expect(manager.client.Create(ctx, policy)).To(Succeed())
-	check := framework.AdmissionCheck(ns, ns)
-	Expect(manager.client.Create(ctx, check)).To(Succeed())
-	Eventually(func(g Gomega) {
-		g.Expect(manager.client.Get(ctx, client.ObjectKeyFromObject(check), check)).To(Succeed())
-		g.Expect(meta.IsStatusConditionTrue(check.Status.Conditions, kueue.AdmissionCheckActive)).To(BeTrue(), "AdmissionCheck %s: %+v", ns, check.Status.Conditions)
-	}).Should(Succeed())
-	DeferCleanup(func(ctx context.Context) {
-		// The manager's jobs go first, so that Courier removes their
-		// copies; the namespaces then take the workers' own jobs.
-		Expect(manager.client.DeleteAllOf(ctx, &trainer.TrainJob{}, client.InNamespace(ns),
-			client.PropagationPolicy(metav1.DeletePropagationBackground))).To(Succeed())
-		Eventually(func(g Gomega) {
-			for _, c := range append([]cluster{manager}, workers...) {
-				list := &trainer.TrainJobList{}
-				g.Expect(c.client.List(ctx, list, client.InNamespace(ns))).To(Succeed())
-				g.Expect(list.Items).To(BeEmpty(), "TrainJobs left on %s", c.name)
-			}
-		}).WithTimeout(3 * time.Minute).Should(Succeed())
-		for _, c := range append([]cluster{manager}, workers...) {
-			Expect(client.IgnoreNotFound(c.client.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))).To(Succeed())
-			Expect(client.IgnoreNotFound(c.client.Delete(ctx, &kueue.ClusterQueue{ObjectMeta: metav1.ObjectMeta{Name: ns}}))).To(Succeed())
-		}
-		Expect(client.IgnoreNotFound(manager.client.Delete(ctx, check))).To(Succeed())
-		Expect(client.IgnoreNotFound(manager.client.Delete(ctx, policy))).To(Succeed())
-	})
+	courierCheck(ctx, ns, courierv1alpha1.DispatchPolicySpec{Clusters: names, Strategy: courierv1alpha1.BestFit, FanOut: &fanOut})
 	return ns
 }
 

@@ -110,6 +110,8 @@ for _ in $(seq 30); do curl -fsS "http://127.0.0.1:$registry_port/v2/" >/dev/nul
 trainer_dir=$(cd hack/tools && go list -m -f '{{.Dir}}' github.com/kubeflow/trainer/v2)
 kueue_dir=$(cd hack/tools && go list -m -f '{{.Dir}}' sigs.k8s.io/kueue)
 jobset_dir=$(cd hack/tools && go list -m -f '{{.Dir}}' sigs.k8s.io/jobset)
+# ClusterProfile and PlacementDecision, at the version Courier is built with.
+inventory_dir=$(go list -m -f '{{.Dir}}' sigs.k8s.io/cluster-inventory-api)
 # The image of Trainer's torch-distributed runtime, which the suite's
 # TrainJobs run: busybox stands in for it (its pods run the default command).
 torch_image=$(awk '$1 == "image:" { print $2; exit }' "$trainer_dir/manifests/base/runtimes/torch_distributed.yaml")
@@ -138,7 +140,8 @@ EOF
 done
 
 # 3. Kueue everywhere; Trainer and JobSet on the workers, their CRDs on the
-# manager (which only holds jobs). From the pinned modules' manifests.
+# manager (which only holds jobs), with the cluster inventory's
+# (ClusterProfile, PlacementDecision). From the pinned modules' manifests.
 step "Kueue $KUEUE_VERSION, Trainer $TRAINER_VERSION, JobSet $JOBSET_VERSION"
 src=$dir/src; rm -rf "$src"; mkdir -p "$src"
 cp -r "$kueue_dir/config" "$src/kueue"; cp -r "$jobset_dir/config" "$src/jobset"; cp -r "$trainer_dir/manifests" "$src/trainer"
@@ -168,6 +171,7 @@ apply() { k "$1" apply --server-side --force-conflicts -f "$2" >/dev/null; }
 # every create they cover until Kueue is up.
 apply manager "$dir/trainer-crds.yaml"
 apply manager "$dir/jobset-crds.yaml"
+for crd in "$inventory_dir"/config/crd/bases/*.yaml; do apply manager "$crd"; done
 apply manager "$dir/kueue.yaml"
 for w in "${workers[@]}"; do
   apply "$w" "$dir/jobset.yaml"

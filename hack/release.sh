@@ -124,7 +124,10 @@ if timeout 20 docker info >/dev/null 2>&1; then
   fi
   log "image $image"
   mkdir -p "$work/image"
-  (cd "$root" && GOOS=linux GOARCH=amd64 CGO_ENABLED=0 go build -trimpath -ldflags "$ldflags" -o "$work/image/courier" ./cmd/courier)
+  (cd "$root" && export GOOS=linux GOARCH=amd64 CGO_ENABLED=0 &&
+    go build -trimpath -ldflags "$ldflags" -o "$work/image/courier" ./cmd/courier &&
+    go build -trimpath -ldflags "$ldflags" -o "$work/image/courier-fence" ./cmd/courier-fence &&
+    go build -trimpath -o "$work/image/secretreader" sigs.k8s.io/cluster-inventory-api/plugins/secretreader/cmd/plugin)
   DOCKER_BUILDKIT=0 docker build -q -f "$root/Dockerfile.offline" --build-arg "BASE_IMAGE=$base_image" -t "$image" "$work/image" >/dev/null 2>&1
   saved=0
   docker save -o "$work/image.tar" "$image" && saved=1

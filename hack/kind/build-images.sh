@@ -135,7 +135,8 @@ fi
 # time (Go and Docker's layer cache make an unchanged tree cost seconds).
 log "image $COURIER_IMAGE"
 mkdir -p "$root/_output/kind/image"
-(cd "$root" && go build -o _output/kind/image/courier ./cmd/courier && go build -o _output/kind/image/courier-fence ./cmd/courier-fence)
+(cd "$root" && go build -o _output/kind/image/courier ./cmd/courier && go build -o _output/kind/image/courier-fence ./cmd/courier-fence &&
+  go build -o _output/kind/image/secretreader sigs.k8s.io/cluster-inventory-api/plugins/secretreader/cmd/plugin)
 DOCKER_BUILDKIT=0 docker build -q -f "$root/Dockerfile.offline" --build-arg "BASE_IMAGE=$BASE_IMAGE" \
   -t "$COURIER_IMAGE" "$root/_output/kind/image" >/dev/null 2>&1
 

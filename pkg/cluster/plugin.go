@@ -115,7 +115,9 @@ func (p *Plugin) exec(ctx context.Context) (credential, string, error) {
 	case s.Token == "":
 		return credential{}, "invalid", errors.New("printed an ExecCredential without a token")
 	}
-	cred := credential{token: out.Status.Token}
+	// A plugin that hands out a bound ServiceAccount token (the cluster
+	// inventory's secretreader) may not say when it expires; its exp does.
+	cred := credential{token: out.Status.Token, expiresAt: tokenExpiry(out.Status.Token)}
 	if t := out.Status.ExpirationTimestamp; t != nil {
 		cred.expiresAt = t.Time
 	}

@@ -44,6 +44,14 @@ func TestPluginRun(t *testing.T) {
 			apiVersion: "client.authentication.k8s.io/v1beta1",
 			want:       credential{token: "t0k3n"},
 		},
+		"a bound ServiceAccount token without expirationTimestamp expires at its exp": {
+			body: `echo '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"` + jwt(`{"exp":1924992000}`) + `"}}'`,
+			want: credential{token: jwt(`{"exp":1924992000}`), expiresAt: time.Unix(1924992000, 0)},
+		},
+		"expirationTimestamp wins over the token's exp": {
+			body: `echo '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"` + jwt(`{"exp":1924992000}`) + `","expirationTimestamp":"2031-05-01T12:00:00Z"}}'`,
+			want: credential{token: jwt(`{"exp":1924992000}`), expiresAt: time.Date(2031, 5, 1, 12, 0, 0, 0, time.UTC)},
+		},
 		// The plugin is told the cluster, and gets the Configuration's
 		// environment on top of Courier's.
 		"told the cluster and its environment": {

@@ -50,6 +50,10 @@ func StartCourierAndConfigure(ctx context.Context, env *Env, logf func(string, .
 		return err
 	}
 	logf("Courier's lost-worker policy: %s", policy)
+	plugin, err := secretReaderSettings(env.Bin, env.courierKubeconfigPath())
+	if err != nil {
+		return err
+	}
 	if len(env.CourierValues) > 0 {
 		logf("Courier's chart values besides: %s", strings.Join(env.CourierValues, ", "))
 	}
@@ -68,7 +72,7 @@ func StartCourierAndConfigure(ctx context.Context, env *Env, logf func(string, .
 	metrics := fmt.Sprintf("127.0.0.1:%d", ports[1])
 	chart, err := env.installChart(ctx, c, append([]string{
 		fmt.Sprintf("configuration.health.bindAddress=127.0.0.1:%d", ports[0]),
-		"configuration.metrics.bindAddress=" + metrics}, append(lostWorker, env.CourierValues...)...)...)
+		"configuration.metrics.bindAddress=" + metrics}, append(append(lostWorker, plugin...), env.CourierValues...)...)...)
 	if err != nil {
 		return err
 	}

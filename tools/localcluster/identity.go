@@ -53,7 +53,9 @@ func serviceAccountKubeconfig(ctx context.Context, c client.Client, base []byte,
 	out := clientcmdapi.NewConfig()
 	out.Clusters[current.Cluster] = cfg.Clusters[current.Cluster]
 	out.AuthInfos[user] = &clientcmdapi.AuthInfo{Token: string(token)}
-	out.Contexts[user] = &clientcmdapi.Context{Cluster: current.Cluster, AuthInfo: user}
+	// The namespace, as a Pod's own: clients that default to it (a
+	// credential plugin reading Secrets) look where they would in-cluster.
+	out.Contexts[user] = &clientcmdapi.Context{Cluster: current.Cluster, AuthInfo: user, Namespace: ns}
 	out.CurrentContext = user
 	data, err := clientcmd.Write(*out)
 	if err != nil {

@@ -235,7 +235,7 @@ func (e *Env) StartCourier(config string, kubeconfig []byte) (*Process, error) {
 	if err := os.WriteFile(path, []byte(config), 0o600); err != nil {
 		return nil, fmt.Errorf("writing Courier's config: %w", err)
 	}
-	kubeconfigPath := filepath.Join(dir, "kubeconfig")
+	kubeconfigPath := e.courierKubeconfigPath()
 	if err := os.WriteFile(kubeconfigPath, kubeconfig, 0o600); err != nil {
 		return nil, fmt.Errorf("writing Courier's kubeconfig: %w", err)
 	}
@@ -249,6 +249,11 @@ func (e *Env) StartCourier(config string, kubeconfig []byte) (*Process, error) {
 	}
 	state.Processes = append(state.Processes, proc)
 	return proc, state.save(e.Dir)
+}
+
+// courierKubeconfigPath is where StartCourier writes Courier's kubeconfig.
+func (e *Env) courierKubeconfigPath() string {
+	return filepath.Join(e.Dir, e.Manager, "courier", "kubeconfig")
 }
 
 // Down stops exactly what Up started: the recorded processes by PID, then
