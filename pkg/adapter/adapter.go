@@ -46,6 +46,11 @@ type Adapter interface {
 	// the dependent that runs a copy's pods, named as the copy and
 	// controlled by it: a deleted copy counts until that is gone too.
 	Runner() (schema.GroupVersionKind, bool)
+	// PodLabel is the label whose value is a copy's name on every pod the
+	// copy runs, through whichever dependents, or "" where the kind's pods
+	// carry none Courier knows: a copy deleted in the background counts
+	// until those pods have stopped.
+	PodLabel() string
 	// ManagedBy returns the dot-separated path of the kind's managedBy
 	// field and the value that hands a manager-side job to Courier.
 	ManagedBy() (path, value string)
@@ -157,6 +162,8 @@ type kindAdapter struct {
 	// pods, for a kind whose controller keeps creating dependents of a job
 	// being deleted, so that a delete in the foreground would not end.
 	runner *schema.GroupVersionKind
+	// podLabel names a copy's pods (see Adapter.PodLabel).
+	podLabel string
 	// verdicts remembers Check's answer for a job's generation: every pass
 	// checks the job, and a kind's rules (a TrainJob's RuntimePatches,
 	// decoded by reflection) cost more than the rest of the pass's reads.
@@ -177,7 +184,7 @@ type verdict struct {
 // well-known kinds (batch/v1 Job) added.
 func New(k Kind) Adapter {
 	rules := kindRules[k.GVK]
-	a := &kindAdapter{Kind: k, statusIgnore: rules.statusIgnore, activity: rules.activity, verdicts: lru.New(verdictsSize)}
+	a := &kindAdapter{Kind: k, statusIgnore: rules.statusIgnore, activity: rules.activity, podLabel: rules.podLabel, verdicts: lru.New(verdictsSize)}
 	if rules.mutate != nil {
 		a.mutate = func(job *unstructured.Unstructured, _ Destination) error { return rules.mutate(job) }
 	}
@@ -202,6 +209,9 @@ func (k *kindAdapter) Runner() (schema.GroupVersionKind, bool) {
 	}
 	return *k.runner, true
 }
+
+// PodLabel implements Adapter.
+func (k *kindAdapter) PodLabel() string { return k.podLabel }
 
 func (k *kindAdapter) managedByPath() []string { return strings.Split(k.ManagedByPath, ".") }
 

@@ -1,6 +1,7 @@
 package adapter
 
 import (
+	batchv1 "k8s.io/api/batch/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
@@ -29,11 +30,13 @@ type kindRule struct {
 	mutate       func(*unstructured.Unstructured) error
 	statusIgnore []string
 	activity     []string
+	podLabel     string
 }
 
 // kindRules are the rules of well-known kinds.
 var kindRules = map[schema.GroupVersionKind]kindRule{
 	// uncountedTerminatedPods lists the worker's pod UIDs, which the Job
 	// controller there is still counting: nothing the manager can hold.
-	batchJobGVK: {mutate: dropGeneratedSelector, statusIgnore: []string{"uncountedTerminatedPods"}, activity: []string{"active", "ready", "terminating"}},
+	batchJobGVK: {mutate: dropGeneratedSelector, statusIgnore: []string{"uncountedTerminatedPods"}, activity: []string{"active", "ready", "terminating"},
+		podLabel: batchv1.JobNameLabel},
 }

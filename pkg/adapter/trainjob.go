@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/lru"
+	jobset "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 
 	"github.com/courierdev/courier/pkg/runtimepatch"
 )
@@ -47,7 +48,10 @@ func NewTrainJob() Adapter {
 		// and Trainer take turns deleting and re-creating the JobSet, and
 		// the delete may not end (seen in the e2e suite). Copies go in the
 		// background, and Courier waits for their JobSets instead.
-		runner:   &jobSetGVK,
+		runner: &jobSetGVK,
+		// JobSet labels every pod of its Jobs with its own name, which is
+		// the TrainJob's.
+		podLabel: jobset.JobSetNameKey,
 		verdicts: lru.New(verdictsSize),
 		check: func(job *unstructured.Unstructured) field.ErrorList {
 			patches, err := runtimePatches(job)

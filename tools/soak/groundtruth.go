@@ -155,15 +155,11 @@ func stopClock(p *PodRun, end time.Time) string {
 // moment, longest first, in full, and as lines of two kinds: those Courier
 // does not promise to prevent (unpromisedBy: under Fenced, a worker that
 // ran the job had its own API server down longer than workerLostTimeout
-// meanwhile; deletedBehind: a batch Job copy someone deleted in the
-// background), and the offenders, every other one.
+// meanwhile), and the offenders, every other one.
 func checkOverlaps(jobs []Job, end time.Time, faults []*Fault, policy string, lostTimeout time.Duration) (offenders, unpromised []string, overlaps []Overlap) {
 	for _, j := range jobs {
 		if o := overlapOf(j, end); o != nil {
 			o.Unpromised = unpromisedBy(*o, faults, policy, lostTimeout)
-			if o.Unpromised == "" {
-				o.Unpromised = deletedBehind(*o, j.Kind, faults)
-			}
 			overlaps = append(overlaps, *o)
 		}
 	}

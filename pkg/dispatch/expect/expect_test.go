@@ -314,16 +314,50 @@ func BenchmarkTablePut(b *testing.B) {
 	}
 }
 
-// A finished copy's pods are done: its JobSet is no reason to wait.
-func TestNewRemnantSkipsFinishedCopies(t *testing.T) {
-	copy := &unstructured.Unstructured{Object: map[string]any{"status": map[string]any{"conditions": []any{
-		map[string]any{"type": "Complete", "status": "True"},
-	}}}}
-	copy.SetNamespace("ns")
-	copy.SetName("tj")
-	copy.SetUID("copy-uid")
-	if n, ok := NewRemnant("w1", adapter.NewTrainJob(), copy); ok {
-		t.Errorf("a finished copy leaves a remnant: %+v", n)
+// What a deleted copy may leave runs its pods: a TrainJob's JobSet and
+// pods, a Job's pods; a finished copy's pods are done, and a kind whose
+// pods Courier cannot name leaves nothing to wait for.
+func TestNewRemnant(t *testing.T) {
+	jobSet := schema.GroupVersionKind{Group: "jobset.x-k8s.io", Version: "v1alpha2", Kind: "JobSet"}
+	key := RemnantKey{Cluster: "w1", Namespace: "ns", Name: "job"}
+	cases := map[string]struct {
+		a        adapter.Adapter
+		finished bool
+		want     *RemnantNote
+	}{
+		"a running TrainJob leaves its JobSet and its pods": {
+			a:    adapter.NewTrainJob(),
+			want: &RemnantNote{Key: key, Remnant: Remnant{Owner: "copy-uid", Runner: jobSet, PodLabel: "jobset.sigs.k8s.io/jobset-name"}},
+		},
+		"a finished TrainJob leaves nothing to wait for": {
+			a:        adapter.NewTrainJob(),
+			finished: true,
+		},
+		"a running batch Job leaves its pods": {
+			a:    adapter.New(adapter.Kind{GVK: schema.GroupVersionKind{Group: "batch", Version: "v1", Kind: "Job"}}),
+			want: &RemnantNote{Key: key, Remnant: Remnant{Owner: "copy-uid", PodLabel: "batch.kubernetes.io/job-name"}},
+		},
+		"a kind whose pods carry no label Courier knows leaves nothing it can wait for": {
+			a: adapter.New(adapter.Kind{GVK: schema.GroupVersionKind{Group: "example.com", Version: "v1", Kind: "Widget"}}),
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			copy := &unstructured.Unstructured{Object: map[string]any{}}
+			if tc.finished {
+				copy.Object["status"] = map[string]any{"conditions": []any{map[string]any{"type": "Complete", "status": "True"}}}
+			}
+			copy.SetNamespace("ns")
+			copy.SetName("job")
+			copy.SetUID("copy-uid")
+			var got *RemnantNote
+			if n, ok := NewRemnant("w1", tc.a, copy); ok {
+				got = &n
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("NewRemnant() (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
 

@@ -33,16 +33,28 @@ func (e *Expectations) RemnantGone(key RemnantKey, owner types.UID) {
 
 // NewRemnant is the remnant a job copy on cluster that is being deleted,
 // or that Courier deletes, may leave: the dependent that runs its pods
-// (see adapter.Adapter.Runner), when its kind has one and the copy had not
-// finished. A finished copy's pods are done, and its runner is no reason
-// to wait or to read the worker again.
+// (see adapter.Adapter.Runner) and the pods themselves
+// (adapter.Adapter.PodLabel), as far as its kind has them, when the copy
+// had not finished. A finished copy's pods are done, and nothing of it is
+// a reason to wait or to read the worker again.
 func NewRemnant(cluster string, a adapter.Adapter, copy *unstructured.Unstructured) (RemnantNote, bool) {
-	runner, ok := a.Runner()
-	if !ok || copy.GetUID() == "" || a.Outcome(copy).Finished {
+	if copy.GetUID() == "" || a.Outcome(copy).Finished {
+		return RemnantNote{}, false
+	}
+	return VanishedCopy(cluster, a, copy.GetNamespace(), copy.GetName(), copy.GetUID())
+}
+
+// VanishedCopy is the remnant of job copy ns/name, of UID owner if known,
+// that went from cluster without Courier seeing it go, deleted in the
+// background by someone else: its runner and pods may still be there.
+func VanishedCopy(cluster string, a adapter.Adapter, ns, name string, owner types.UID) (RemnantNote, bool) {
+	runner, hasRunner := a.Runner()
+	label := a.PodLabel()
+	if !hasRunner && label == "" {
 		return RemnantNote{}, false
 	}
 	return RemnantNote{
-		Key:     RemnantKey{Cluster: cluster, Namespace: copy.GetNamespace(), Name: copy.GetName()},
-		Remnant: Remnant{Owner: copy.GetUID(), Runner: runner},
+		Key:     RemnantKey{Cluster: cluster, Namespace: ns, Name: name},
+		Remnant: Remnant{Owner: owner, Runner: runner, PodLabel: label},
 	}, true
 }

@@ -44,11 +44,14 @@ type NamespaceKey struct{ Cluster, Namespace string }
 // RemnantKey names a deleted job copy: its worker, namespace and name.
 type RemnantKey struct{ Cluster, Namespace, Name string }
 
-// Remnant is the dependent that ran a deleted job copy's pods (a
-// TrainJob's JobSet): its kind, and the UID of the copy that controls it.
+// Remnant is what ran a deleted job copy's pods: the dependent that runs
+// them (a TrainJob's JobSet), of its kind, controlled by the copy of UID
+// Owner; and the pods, by the label PodLabel that carries the copy's name.
+// Either may be unset.
 type Remnant struct {
-	Owner  types.UID
-	Runner schema.GroupVersionKind
+	Owner    types.UID
+	Runner   schema.GroupVersionKind
+	PodLabel string
 }
 
 // RemnantNote is a remnant under its key.

@@ -222,6 +222,11 @@ func (ob *Observer) observeRemotes(ctx context.Context, res *Result, workers map
 			o.UnseenJob = true
 		}
 	}
+	if live != "" {
+		if err := ob.vanishedCopy(ctx, res, live); err != nil {
+			return fmt.Errorf("reading what ran the vanished copy on %s: %w", live, err)
+		}
+	}
 	return ob.observeForwarding(live, res)
 }
 

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -156,27 +157,83 @@ type remnantState struct {
 	held string
 }
 
-// remnantLeft reports whether the dependent that ran the pods of a job
-// copy deleted in the background, ns/name on the worker, is still there,
-// and if Courier cannot tell, why. It reads the worker's API server: the
-// runner's kind is not in the informers, and the read is made only for a
-// job whose copy Courier saw go.
+// remnantLeft reports whether what ran the pods of a job copy deleted in
+// the background, ns/name on the worker, is still there: the copy's
+// runner, or pods of it that have not stopped; and if Courier cannot tell,
+// why. It reads the worker's API server: neither is in the informers, and
+// the reads are made only for a job whose copy Courier saw go.
 func (ob *Observer) remnantLeft(ctx context.Context, remote *cluster.Remote, ns, name string, seen *expect.Seen) (remnantState, error) {
 	key := expect.RemnantKey{Cluster: remote.Name, Namespace: ns, Name: name}
 	rem, ok := ob.Expectations.RemnantOf(key, ob.Now())
 	if !ok {
 		return remnantState{}, nil
 	}
+	state, err := stillRuns(ctx, remote, key, rem)
+	if err == nil && !state.left {
+		seen.Gone = append(seen.Gone, expect.RemnantNote{Key: key, Remnant: rem})
+	}
+	return state, err
+}
+
+// stillRuns reports whether the runner or a pod of remnant rem, of the
+// copy under key, is still there. Gone, made for another copy since, or
+// of a kind the worker does not serve: nothing of the deleted copy runs.
+func stillRuns(ctx context.Context, remote *cluster.Remote, key expect.RemnantKey, rem expect.Remnant) (remnantState, error) {
+	if rem.Runner.Kind != "" {
+		state, err := runnerLeft(ctx, remote, key, rem)
+		if err != nil || state.left {
+			return state, err
+		}
+	}
+	if rem.PodLabel != "" {
+		return podsLeft(ctx, remote, key, rem.PodLabel)
+	}
+	return remnantState{}, nil
+}
+
+// vanishedCopy looks, when the job's copy on worker c, where it runs, is
+// gone without Courier having seen it go (someone deleted it there in the
+// background), for what still runs its pods; Courier waits for that as for
+// the remnant of a copy it deleted itself, and the job goes nowhere else
+// before.
+func (ob *Observer) vanishedCopy(ctx context.Context, res *Result, c string) error {
+	o := &res.Observed
+	rs, ok := o.Remotes[c]
+	if !ok || rs.HasJob || rs.OldJob || rs.UnseenJob || res.Job.Adapter == nil || res.Job.Name == "" {
+		return nil
+	}
+	// Ready says the copy was created there; before, nothing of it runs.
+	if st := findCheck(o.Workload, res.Check); st == nil || st.State != kueue.CheckStateReady {
+		return nil
+	}
+	note, ok := expect.VanishedCopy(c, res.Job.Adapter, o.Workload.Namespace, res.Job.Name, "")
+	if !ok {
+		return nil
+	}
+	remote, err := ob.Remotes.Get(c)
+	if err != nil {
+		return nil // Out of reach: the lost-worker policy decides.
+	}
+	state, err := stillRuns(ctx, remote, note.Key, note.Remnant)
+	if err != nil || !state.left {
+		return err
+	}
+	rs.OldJob, rs.Remnant, rs.RemnantUnknown, rs.Held = true, true, state.unknown, state.held
+	o.Remotes[c] = rs
+	res.Seen.Deleting = append(res.Seen.Deleting, note)
+	return nil
+}
+
+// runnerLeft reports whether the runner of remnant rem, of the copy under
+// key, is still there.
+func runnerLeft(ctx context.Context, remote *cluster.Remote, key expect.RemnantKey, rem expect.Remnant) (remnantState, error) {
 	obj := &metav1.PartialObjectMetadata{}
 	obj.SetGroupVersionKind(rem.Runner)
-	err := remote.APIReader.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, obj)
+	err := remote.APIReader.Get(ctx, client.ObjectKey{Namespace: key.Namespace, Name: key.Name}, obj)
 	switch {
 	case err == nil && workload.ControlledBy(obj, rem.Owner):
 		return remnantState{left: true, held: heldBy(rem.Runner.Kind, obj)}, nil
 	case err == nil, apierrors.IsNotFound(err), meta.IsNoMatchError(err):
-		// Gone, made for another copy since, or of a kind the worker does
-		// not serve: nothing of the deleted copy runs.
-		seen.Gone = append(seen.Gone, expect.RemnantNote{Key: key, Remnant: rem})
 		return remnantState{}, nil
 	case apierrors.IsForbidden(err):
 		return remnantState{left: true, unknown: fmt.Sprintf("Courier may not read %s there to tell; grant get on %s (config/worker/rbac.yaml)",
@@ -184,4 +241,28 @@ func (ob *Observer) remnantLeft(ctx context.Context, remote *cluster.Remote, ns,
 	default:
 		return remnantState{}, fmt.Errorf("reading the %s of the deleted job copy: %w", rem.Runner.Kind, err)
 	}
+}
+
+// podsLeft reports whether a pod of the copy under key, labelled with its
+// name, has not stopped: a pod being deleted still runs its containers
+// until they exit. Only the copy's name is known, not its UID, once it is
+// gone; no other copy of that name is on the worker while Courier waits.
+func podsLeft(ctx context.Context, remote *cluster.Remote, key expect.RemnantKey, label string) (remnantState, error) {
+	// Metadata alone cannot say a pod stopped; a full list of the job's
+	// pods is small, and made only while a deleted copy is waited for.
+	pods := &corev1.PodList{}
+	err := remote.APIReader.List(ctx, pods, client.InNamespace(key.Namespace), client.MatchingLabels{label: key.Name})
+	switch {
+	case apierrors.IsForbidden(err):
+		return remnantState{left: true, unknown: "Courier may not list pods there to tell whether the deleted copy's pods stopped; grant list on pods (config/worker/rbac.yaml)"}, nil
+	case err != nil:
+		return remnantState{}, fmt.Errorf("listing the pods of the deleted job copy: %w", err)
+	}
+	for i := range pods.Items {
+		pod := &pods.Items[i]
+		if pod.Status.Phase != corev1.PodSucceeded && pod.Status.Phase != corev1.PodFailed {
+			return remnantState{left: true, held: heldBy("Pod", pod)}, nil
+		}
+	}
+	return remnantState{}, nil
 }

@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	jobset "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
 	"github.com/courierdev/courier/pkg/testing/batch"
@@ -94,6 +95,52 @@ var _ = Describe("What ran a deleted TrainJob copy's pods", func() {
 		}).Should(Succeed())
 		expectCopies(ctx, wl, first, second)
 		Expect(first.Client.Get(ctx, client.ObjectKeyFromObject(js), js)).To(MatchError(ContainSubstring("not found")), "the JobSet when the job went on")
+		kueuesim.AdmitOn(ctx, second, wl)
+		sim.ExpectCheck(ctx, wl, kueue.CheckStateReady, second.Name)
+		expectTrainJobOnlyOn(ctx, tj, second)
+	})
+
+	It("holds the job back when someone deletes its TrainJob copy in the background on the worker, until the copy's pods have stopped", func(ctx context.Context) {
+		first, second := env.Workers[0], env.Workers[1]
+		tj := trainJob(ns).Obj()
+		wl := dispatchTo(ctx, tj, first)
+		copy := expectTrainJobOnlyOn(ctx, tj, first)
+
+		By("running the copy as Trainer, JobSet and the Job controller would, with a pod slow to stop")
+		js := jobSetOf(copy)
+		Expect(first.Client.Create(ctx, js)).To(Succeed())
+		job := jobOf(js)
+		Expect(first.Client.Create(ctx, job)).To(Succeed())
+		pod := podOf(job)
+		pod.Labels = map[string]string{jobset.JobSetNameKey: tj.Name}
+		Expect(first.Client.Create(ctx, pod)).To(Succeed())
+		pod.Status.Phase = corev1.PodRunning
+		Expect(first.Client.Status().Update(ctx, pod)).To(Succeed())
+
+		By("deleting the copy on the worker in the background, as kubectl does: it goes at once, and the garbage collector deletes the rest after it")
+		Expect(first.Client.Delete(ctx, copy, client.PropagationPolicy(metav1.DeletePropagationBackground))).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(kueuesim.Read(ctx, g, first, tj)).To(BeNil(), "the TrainJob copy")
+			g.Expect(first.Client.Get(ctx, client.ObjectKeyFromObject(pod), pod)).To(Succeed())
+			g.Expect(pod.DeletionTimestamp).NotTo(BeNil(), "the pod, deleted by the garbage collector")
+		}).Should(Succeed())
+
+		By("moving the job off the worker rather than making the copy again there, and sending it nowhere while the pod runs")
+		sim.ExpectCheck(ctx, wl, kueue.CheckStateRetry, first.Name)
+		sim.EvictAndRequeue(ctx, wl)
+		sim.ReserveQuota(ctx, wl)
+		sim.ExpectCheck(ctx, wl, kueue.CheckStatePending, `worker "`+first.Name+`" before dispatching again. Pod `+ns+"/"+pod.Name+" has been deleting since ")
+		for _, w := range env.Workers {
+			expectNothingOn(ctx, w, wl, tj, time.Second)
+		}
+
+		By("dispatching it again once the pod has stopped")
+		Eventually(func(g Gomega) {
+			g.Expect(first.Client.Get(ctx, client.ObjectKeyFromObject(pod), pod)).To(Succeed())
+			pod.Finalizers = nil
+			g.Expect(first.Client.Update(ctx, pod)).To(Succeed())
+		}).Should(Succeed())
+		expectCopies(ctx, wl, first, second)
 		kueuesim.AdmitOn(ctx, second, wl)
 		sim.ExpectCheck(ctx, wl, kueue.CheckStateReady, second.Name)
 		expectTrainJobOnlyOn(ctx, tj, second)
