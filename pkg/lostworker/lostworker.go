@@ -103,9 +103,23 @@ func unreachable(wc *courier.WorkerCluster) bool {
 }
 
 // FenceAnswered reports whether a fence answered on worker wc when
-// Courier last reached it.
+// Courier last reached it: FenceReady True, or False for a heartbeat
+// failing or a fence already stopping Courier's copies, both of which the
+// fence answers by stopping them. A worker whose API server goes down
+// fails Courier's heartbeat before its health checks count it lost, so a
+// failing heartbeat is often the last thing Courier saw there.
 func FenceAnswered(wc *courier.WorkerCluster) bool {
-	return meta.IsStatusConditionTrue(wc.Status.Conditions, courier.WorkerClusterFenceReady)
+	c := meta.FindStatusCondition(wc.Status.Conditions, courier.WorkerClusterFenceReady)
+	if c == nil {
+		return false
+	}
+	switch c.Reason {
+	case courier.ReasonFenceAnswering:
+		return c.Status == metav1.ConditionTrue
+	case courier.ReasonHeartbeatFailing, courier.ReasonFenceStopping:
+		return true
+	}
+	return false
 }
 
 // Revoke says whether Courier gives worker wc up now, under the Fenced

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	courier "github.com/courierdev/courier/api/v1alpha1"
@@ -30,6 +31,12 @@ func worker(name string, lost time.Time, reason string, fenced bool) *courier.Wo
 	if fenced {
 		wc.Status.Conditions = append(wc.Status.Conditions, metav1.Condition{Type: courier.WorkerClusterFenceReady, Status: metav1.ConditionTrue, Reason: courier.ReasonFenceAnswering})
 	}
+	return wc
+}
+
+// withFence sets the FenceReady condition of wc.
+func withFence(wc *courier.WorkerCluster, status metav1.ConditionStatus, reason string) *courier.WorkerCluster {
+	meta.SetStatusCondition(&wc.Status.Conditions, metav1.Condition{Type: courier.WorkerClusterFenceReady, Status: status, Reason: reason})
 	return wc
 }
 
@@ -81,6 +88,12 @@ func TestRevoke(t *testing.T) {
 		"reachable":                {wc: lost(), connected: true, heartbeat: t0, now: t0.Add(time.Hour)},
 		"a fault of Courier's own": {wc: lost(), heartbeat: t0, now: t0.Add(time.Hour), selfFault: "3 of 4"},
 		"no fence ever answered":   {wc: worker("a", t0, courier.ReasonUnreachable, false), heartbeat: t0, now: t0.Add(time.Hour)},
+		"the heartbeat failed before the worker was lost, its API server down": {wc: withFence(lost(), metav1.ConditionFalse, courier.ReasonHeartbeatFailing),
+			heartbeat: t0, now: t0.Add(10 * time.Minute), want: true},
+		"the fence was stopping the copies when the worker was lost": {wc: withFence(lost(), metav1.ConditionFalse, courier.ReasonFenceStopping),
+			heartbeat: t0, now: t0.Add(10 * time.Minute), want: true},
+		"no fence answered, the heartbeat failing or not": {wc: withFence(lost(), metav1.ConditionFalse, courier.ReasonNoFence),
+			heartbeat: t0, now: t0.Add(time.Hour)},
 		"policy Timeout": {wc: func() *courier.WorkerCluster {
 			w := lost()
 			w.Spec.LostWorkerPolicy = courier.LostWorkerTimeout

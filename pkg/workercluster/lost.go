@@ -34,12 +34,15 @@ func fenceCondition(old []metav1.Condition, s cluster.State, origin, namespace s
 	case !s.Connected:
 		c.Status, c.Reason = metav1.ConditionUnknown, courier.ReasonNoFence
 		c.Message = "Courier has not reached the worker yet."
-	case s.Heartbeat.Err != "":
-		c.Status, c.Reason = metav1.ConditionFalse, courier.ReasonHeartbeatFailing
-		c.Message = "Courier cannot renew its heartbeat, and the fence will stop its copies: " + s.Heartbeat.Err + "; apply config/worker/rbac.yaml on the worker."
 	case !s.Fence.Answering:
 		c.Status, c.Reason = metav1.ConditionFalse, courier.ReasonNoFence
 		c.Message = fmt.Sprintf("No fence answers in namespace %s on the worker. Under the Fenced policy this worker's jobs never move when it is lost; install config/worker/fence.yaml there (docs/fence.md).", namespace)
+	case s.Heartbeat.Err != "":
+		// The fence answered when Courier last read its Lease, and will
+		// stop Courier's copies once the heartbeat has been silent for its
+		// timeout, whatever silenced it.
+		c.Status, c.Reason = metav1.ConditionFalse, courier.ReasonHeartbeatFailing
+		c.Message = "Courier cannot renew its heartbeat, and the fence will stop its copies: " + s.Heartbeat.Err + "; if the worker answers otherwise, apply config/worker/rbac.yaml on it."
 	case containsOrigin(s.Fence.Fencing, origin):
 		c.Status, c.Reason = metav1.ConditionFalse, courier.ReasonFenceStopping
 		c.Message = "The fence is stopping Courier's copies on the worker: Courier's heartbeat has not reached it for its timeout."

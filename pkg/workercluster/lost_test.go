@@ -37,6 +37,15 @@ func TestFenceCondition(t *testing.T) {
 			state: cluster.State{Connected: true, Fence: cluster.FenceState{Answering: true, Fencing: []string{"courier", "other"}}},
 			want:  metav1.ConditionFalse, why: courier.ReasonFenceStopping,
 		},
+		"the heartbeat cannot be renewed, and no fence answers: no fence": {
+			state: cluster.State{Connected: true, Heartbeat: cluster.HeartbeatState{Err: "forbidden"}},
+			want:  metav1.ConditionFalse, why: courier.ReasonNoFence,
+		},
+		"out of reach after the heartbeat failed: what Courier last saw stands": {
+			old:   []metav1.Condition{{Type: courier.WorkerClusterFenceReady, Status: metav1.ConditionFalse, Reason: courier.ReasonHeartbeatFailing}},
+			state: cluster.State{Err: &cluster.Error{Reason: courier.ReasonUnreachable}},
+			want:  metav1.ConditionFalse, why: courier.ReasonHeartbeatFailing,
+		},
 		"out of reach: what Courier last saw stands": {
 			old:   []metav1.Condition{answering},
 			state: cluster.State{Err: &cluster.Error{Reason: courier.ReasonUnreachable}},

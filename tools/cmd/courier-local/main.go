@@ -40,6 +40,7 @@ func run() error {
 	workers := fs.Int("workers", 2, "Number of worker clusters.")
 	out := fs.String("out", "_output/logs", "Folder the logs command copies logs into.")
 	logLevel := fs.Int("courier-log-level", 0, "Courier's log verbosity (up): 2 logs lifecycle steps, 4 every reconcile's plan.")
+	fence := fs.Bool("fence", false, "Run bin/courier-fence on every worker and Courier under the Fenced lost-worker policy, as the soak does (up, demo).")
 	if len(os.Args) < 2 {
 		return fmt.Errorf("usage: courier-local up|demo|status|logs|stop|start|down [flags] [cluster]")
 	}
@@ -56,7 +57,7 @@ func run() error {
 	}
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer cancel()
-	opts := localcluster.Options{Dir: absDir, Bin: absBin, Workers: *workers, GPUNodes: 2, GPUsPerNode: 8, CourierLogLevel: *logLevel}
+	opts := localcluster.Options{Dir: absDir, Bin: absBin, Workers: *workers, GPUNodes: 2, GPUsPerNode: 8, CourierLogLevel: *logLevel, Fence: *fence}
 	logf := func(format string, args ...any) {
 		fmt.Printf("%s  %s\n", time.Now().Format("15:04:05"), fmt.Sprintf(format, args...))
 	}
