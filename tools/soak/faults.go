@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -263,11 +264,14 @@ func sleep(ctx context.Context, d time.Duration) {
 }
 
 // liveCopy waits for a job with an unfinished, started copy on worker, or
-// on any worker when worker is "", but those tried.
+// on any worker when worker is "", but those tried. A fault whose turn
+// comes once the load has ended (faults that wait for others' locks run
+// late) finds none: it then submits jobs of its own, one per worker, and
+// waits for one of them.
 func (in *injector) liveCopy(ctx context.Context, worker string, tried map[types.UID]bool) (*Job, *Copy, error) {
 	var job *Job
 	var cp *Copy
-	err := wait.PollUntilContextTimeout(ctx, time.Second, findFor, true, func(context.Context) (bool, error) {
+	find := func(context.Context) (bool, error) {
 		for _, j := range in.rec.snapshot() {
 			for _, c := range j.Copies {
 				if (worker == "" || c.Worker == worker) && !c.Started.IsZero() && c.Ended.IsZero() && c.Deleted.IsZero() && j.RunFor >= 5*time.Second && !tried[c.UID] {
@@ -277,14 +281,47 @@ func (in *injector) liveCopy(ctx context.Context, worker string, tried map[types
 			}
 		}
 		return false, nil
-	})
-	if err != nil {
-		if worker == "" {
-			worker = "any worker"
+	}
+	err := wait.PollUntilContextTimeout(ctx, time.Second, findFor, true, find)
+	if err != nil && ctx.Err() == nil {
+		names, serr := in.targetJobs(ctx)
+		if serr != nil {
+			return nil, nil, serr
 		}
-		return nil, nil, fmt.Errorf("waiting %s for a running copy on %s: %w", findFor, worker, err)
+		in.logf("No running copy on %s for %s: submitted %s", orAny(worker), findFor, strings.Join(names, ", "))
+		err = wait.PollUntilContextTimeout(ctx, time.Second, findFor, true, find)
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("waiting %s for a running copy on %s: %w", findFor, orAny(worker), err)
 	}
 	return job, cp, nil
+}
+
+func orAny(worker string) string {
+	if worker == "" {
+		return "any worker"
+	}
+	return worker
+}
+
+// targetRunFor is how long a job a fault submits for itself runs: long
+// enough to be found running, and to outlast the fault.
+const targetRunFor = 90 * time.Second
+
+// targetJobs submits one TrainJob per worker for a fault that found no
+// running copy, and returns their names; BestFit sends them to different
+// workers while the workers are idle.
+func (in *injector) targetJobs(ctx context.Context) ([]string, error) {
+	n := in.next()
+	var names []string
+	for i := range len(in.workers) {
+		spec := JobSpec{Name: fmt.Sprintf("soak-%s-target-%d-%d", in.run, n, i), Kind: TrainJob, RunFor: targetRunFor}
+		if err := submit(ctx, in.mgr, spec, in.run, in.rec); err != nil {
+			return names, err
+		}
+		names = append(names, spec.Name)
+	}
+	return names, nil
 }
 
 // errCopyGone says that the running copy a fault picked went, or was
