@@ -68,12 +68,7 @@ var _ = Describe("What ran a deleted TrainJob copy's pods", func() {
 		copy := expectTrainJobOnlyOn(ctx, tj, first)
 
 		By("running the copy as Trainer, JobSet and the Job controller would: a JobSet, its Job, and a pod slow to stop")
-		js := jobSetOf(copy)
-		Expect(first.Client.Create(ctx, js)).To(Succeed())
-		job := jobOf(js)
-		Expect(first.Client.Create(ctx, job)).To(Succeed())
-		pod := podOf(job)
-		Expect(first.Client.Create(ctx, pod)).To(Succeed())
+		js, pod := runCopy(ctx, first, copy)
 
 		By("evicting it on the manager: the JobSet stays, deleted in the foreground, while its pod stops")
 		sim.EvictAndRequeue(ctx, wl)
@@ -107,15 +102,7 @@ var _ = Describe("What ran a deleted TrainJob copy's pods", func() {
 		copy := expectTrainJobOnlyOn(ctx, tj, first)
 
 		By("running the copy as Trainer, JobSet and the Job controller would, with a pod slow to stop")
-		js := jobSetOf(copy)
-		Expect(first.Client.Create(ctx, js)).To(Succeed())
-		job := jobOf(js)
-		Expect(first.Client.Create(ctx, job)).To(Succeed())
-		pod := podOf(job)
-		pod.Labels = map[string]string{jobset.JobSetNameKey: tj.Name}
-		Expect(first.Client.Create(ctx, pod)).To(Succeed())
-		pod.Status.Phase = corev1.PodRunning
-		Expect(first.Client.Status().Update(ctx, pod)).To(Succeed())
+		_, pod := runCopy(ctx, first, copy)
 
 		By("deleting the copy on the worker in the background, as kubectl does: it goes at once, and the garbage collector deletes the rest after it")
 		Expect(first.Client.Delete(ctx, copy, client.PropagationPolicy(metav1.DeletePropagationBackground))).To(Succeed())
@@ -146,6 +133,24 @@ var _ = Describe("What ran a deleted TrainJob copy's pods", func() {
 		expectTrainJobOnlyOn(ctx, tj, second)
 	})
 })
+
+// runCopy makes what Trainer, JobSet and the Job controller make for a
+// running TrainJob copy on worker: its JobSet, a Job of it, and a Running
+// pod labelled with the JobSet's name, held by a finalizer as a pod is
+// while its containers stop.
+func runCopy(ctx context.Context, worker *framework.Cluster, copy *trainer.TrainJob) (*unstructured.Unstructured, *corev1.Pod) {
+	GinkgoHelper()
+	js := jobSetOf(copy)
+	Expect(worker.Client.Create(ctx, js)).To(Succeed())
+	job := jobOf(js)
+	Expect(worker.Client.Create(ctx, job)).To(Succeed())
+	pod := podOf(job)
+	pod.Labels = map[string]string{jobset.JobSetNameKey: copy.Name}
+	Expect(worker.Client.Create(ctx, pod)).To(Succeed())
+	pod.Status.Phase = corev1.PodRunning
+	Expect(worker.Client.Status().Update(ctx, pod)).To(Succeed())
+	return js, pod
+}
 
 // expectNothingOn asserts that, for the while given, worker gets neither a
 // copy of wl nor the job tj: the job is held back.
