@@ -11,6 +11,7 @@ import (
 	celast "github.com/google/cel-go/common/ast"
 	"github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/common/types/ref"
+	"github.com/google/cel-go/ext"
 	"github.com/google/cel-go/interpreter"
 )
 
@@ -35,13 +36,17 @@ const (
 // immutable and safe for concurrent use, so it is built once.
 var env = sync.OnceValues(func() (*cel.Env, error) {
 	return cel.NewEnv(
-		// cluster and workload are maps of fields of different types, so
-		// their values are dyn; a map still catches `cluster + 1` or a
-		// filter that is the map itself.
-		cel.Variable(varCluster, cel.MapType(cel.StringType, cel.DynType)),
-		cel.Variable(varWorkload, cel.MapType(cel.StringType, cel.DynType)),
+		withObjectTypes(),
+		cel.Variable(varCluster, cel.ObjectType(typeCluster)),
+		cel.Variable(varWorkload, cel.ObjectType(typeWorkload)),
 		// object is the job as unstructured content: any shape.
 		cel.Variable(varObject, cel.DynType),
+		// The extension libraries at the versions Kubernetes 1.36 offers
+		// in its own CEL, so that what a policy writer knows from
+		// validation rules works here too.
+		ext.Strings(ext.StringsVersion(2)),
+		ext.Lists(ext.ListsVersion(3)),
+		ext.Sets(),
 		cel.ParserExpressionSizeLimit(maxExpressionLength),
 	)
 })
@@ -77,26 +82,29 @@ func CompileScore(expr string) (*Program, error) {
 	return p, nil
 }
 
-// fields are the fields of the cluster and workload variables, as newVars
-// and newWorkloadVars fill them. Both are maps of dyn to CEL's type
-// checker, so without this a misspelt field would fail only when the
-// expression runs, on every workload.
-var fields = map[string][]string{
-	varCluster:  {"capacity", "labels", "name"},
-	varWorkload: {"labels", "namespace", "podSets", "priority", "queue", "requests"},
-}
+// varTypes are the object types of the variables whose fields checkFields
+// names in its message.
+var varTypes = map[string]string{varCluster: typeCluster, varWorkload: typeWorkload}
 
 // checkFields refuses a field of cluster or workload that they do not
-// have, naming it and the ones they have.
+// have, naming it and the ones they have, which CEL's own "undefined
+// field" does not; and an object of Courier's types made in the
+// expression, which the interpreter could not read.
 func checkFields(a *cel.Ast) error {
 	root := celast.NavigateAST(a.NativeRep())
+	for _, e := range celast.MatchDescendants(root, celast.KindMatcher(celast.StructKind)) {
+		if name := e.AsStruct().TypeName(); objectTypes[name] != nil {
+			return fmt.Errorf("%s cannot be made in an expression", name)
+		}
+	}
 	for _, e := range celast.MatchDescendants(root, celast.KindMatcher(celast.SelectKind)) {
 		sel := e.AsSelect()
 		if sel.Operand().Kind() != celast.IdentKind {
 			continue
 		}
 		name := sel.Operand().AsIdent()
-		if known, ok := fields[name]; ok && !slices.Contains(known, sel.FieldName()) {
+		known, ok := fieldNames(varTypes[name])
+		if ok && !slices.Contains(known, sel.FieldName()) {
 			return fmt.Errorf("%s has no field %q; it has %s", name, sel.FieldName(), strings.Join(known, ", "))
 		}
 	}
@@ -104,17 +112,23 @@ func checkFields(a *cel.Ast) error {
 }
 
 // compile type-checks expr and requires it to give one of the kinds, or
-// dyn (a label's value, a field of the job), which is checked when it runs.
+// dyn (a field of the job), which is checked when it runs.
 func compile(expr, want string, kinds ...types.Kind) (*Program, error) {
 	e, err := env()
 	if err != nil {
 		return nil, err
 	}
-	ast, iss := e.Compile(expr)
+	// Fields are checked before types, so that a misspelt field of
+	// cluster or workload gets checkFields' message rather than CEL's.
+	parsed, iss := e.Parse(expr)
 	if err := iss.Err(); err != nil {
 		return nil, err
 	}
-	if err := checkFields(ast); err != nil {
+	if err := checkFields(parsed); err != nil {
+		return nil, err
+	}
+	ast, iss := e.Check(parsed)
+	if err := iss.Err(); err != nil {
 		return nil, err
 	}
 	out := ast.OutputType()

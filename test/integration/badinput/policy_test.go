@@ -110,7 +110,7 @@ var _ = Describe("A DispatchPolicy whose CEL fails at run time", func() {
 	})
 
 	It("holds the workload when it fails on every worker, saying why for each", func(ctx context.Context) {
-		check, _ := policyCheck(ctx, courierv1alpha1.DispatchPolicySpec{Filter: `cluster.name`})
+		check, _ := policyCheck(ctx, courierv1alpha1.DispatchPolicySpec{Filter: `object.metadata.name`})
 		wl := check.Submit(ctx, trainJob(ns).Obj())
 		for _, w := range env.Workers {
 			check.ExpectCheck(ctx, wl, kueue.CheckStatePending, w.Name)

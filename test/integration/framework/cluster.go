@@ -135,6 +135,10 @@ func newCluster(name, dir string, bins binaries, extraAPIServerArgs []string) (*
 			"--etcd-servers=" + etcdURL,
 			"--bind-address=127.0.0.1",
 			"--advertise-address=127.0.0.1",
+			// Nothing reaches the API server through the kubernetes
+			// Service here, and the default lease reconciler refuses a
+			// loopback address (from v1.37 kube-apiserver exits on it).
+			"--endpoint-reconciler-type=none",
 			"--secure-port=" + strconv.Itoa(ports[2]),
 			"--cert-dir=" + dir,
 			"--tls-cert-file=" + p.certFile,

@@ -230,6 +230,15 @@ var _ = Describe("The DispatchPolicy webhook", func() {
 		err = c.Create(ctx, misspelt)
 		Expect(apierrors.IsInvalid(err)).To(BeTrue(), "creating a policy whose filter misspells a field: %v", err)
 		Expect(err.Error()).To(ContainSubstring(`cluster has no field "lables"; it has capacity, labels, name`))
+
+		By("refusing a misspelt field of what cluster and workload hold")
+		nested := &courierv1alpha1.DispatchPolicy{
+			ObjectMeta: metav1.ObjectMeta{GenerateName: "misspelt-"},
+			Spec:       courierv1alpha1.DispatchPolicySpec{Clusters: []string{"w1"}, Score: `cluster.capacity["cpu"].fre`},
+		}
+		err = c.Create(ctx, nested)
+		Expect(apierrors.IsInvalid(err)).To(BeTrue(), "creating a policy whose score misspells a capacity field: %v", err)
+		Expect(err.Error()).To(ContainSubstring("undefined field 'fre'"))
 	})
 })
 
