@@ -284,7 +284,7 @@ func (in *injector) liveCopy(ctx context.Context, worker string, tried map[types
 	}
 	err := wait.PollUntilContextTimeout(ctx, time.Second, findFor, true, find)
 	if err != nil && ctx.Err() == nil {
-		names, serr := in.targetJobs(ctx)
+		names, serr := in.targetJobs(ctx, targetRunFor)
 		if serr != nil {
 			return nil, nil, serr
 		}
@@ -308,14 +308,15 @@ func orAny(worker string) string {
 // enough to be found running, and to outlast the fault.
 const targetRunFor = 90 * time.Second
 
-// targetJobs submits one TrainJob per worker for a fault that found no
-// running copy, and returns their names; BestFit sends them to different
-// workers while the workers are idle.
-func (in *injector) targetJobs(ctx context.Context) ([]string, error) {
+// targetJobs submits one TrainJob per worker, each running for runFor, for
+// a fault that found no running job, and returns their names. Placement
+// spreads them as it does any jobs: a fault that needs one particular
+// worker may still find none there.
+func (in *injector) targetJobs(ctx context.Context, runFor time.Duration) ([]string, error) {
 	n := in.next()
 	var names []string
 	for i := range len(in.workers) {
-		spec := JobSpec{Name: fmt.Sprintf("soak-%s-target-%d-%d", in.run, n, i), Kind: TrainJob, RunFor: targetRunFor}
+		spec := JobSpec{Name: fmt.Sprintf("soak-%s-target-%d-%d", in.run, n, i), Kind: TrainJob, RunFor: runFor}
 		if err := submit(ctx, in.mgr, spec, in.run, in.rec); err != nil {
 			return names, err
 		}

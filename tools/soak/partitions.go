@@ -75,16 +75,27 @@ func (in *injector) runners(workers []string) []runner {
 
 // awaitRunner waits up to findFor for a job on one of workers with need
 // left to run, which take accepts; after that, it takes any running job
-// take accepts, for up to findFor more.
+// take accepts, for up to findFor more, and when none runs at all (the load
+// has ended), submits jobs of its own that run long enough.
 func (in *injector) awaitRunner(ctx context.Context, workers []string, need time.Duration, take func(runner) bool) (runner, error) {
 	var got runner
 	deadline := time.Now().Add(findFor)
-	err := wait.PollUntilContextTimeout(ctx, time.Second, 2*findFor, true, func(context.Context) (bool, error) {
-		for _, r := range in.runners(workers) {
+	submitted := false
+	err := wait.PollUntilContextTimeout(ctx, time.Second, 2*findFor, true, func(ctx context.Context) (bool, error) {
+		runners := in.runners(workers)
+		for _, r := range runners {
 			if (r.left >= need || time.Now().After(deadline)) && take(r) {
 				got = r
 				return true, nil
 			}
+		}
+		if len(runners) == 0 && !submitted && time.Now().After(deadline) {
+			names, err := in.targetJobs(ctx, need+time.Minute)
+			if err != nil {
+				return false, err
+			}
+			submitted = true
+			in.logf("No job running on %s for %s: submitted %s", strings.Join(workers, ", "), findFor, strings.Join(names, ", "))
 		}
 		return false, nil
 	})
