@@ -106,20 +106,28 @@ func awaitServing(ctx context.Context, c client.Client) time.Time {
 	return at
 }
 
+// fenceAfterBack bounds how long after its own API server is back a fence
+// takes to stop the copies it could not stop while it was down: its next
+// poll, the worker's Kueue evicting the deactivated Workloads, and the
+// pods' stop, with room for a loaded machine.
+const fenceAfterBack = time.Minute
+
 // unpromisedBy returns the outage that puts an overlap outside what the
 // Fenced policy promises, with what the report says of it: one of the
 // workers that ran the job at once had its own API server down longer than
-// workerLostTimeout, during the overlap, so that its fence could stop
-// nothing there while Courier moved the job (docs/fence.md, "What it does
-// not promise"). It returns "" for any other overlap, and under any other
-// policy.
+// workerLostTimeout, during the overlap or at most fenceAfterBack before
+// it began, so that its fence could stop nothing there while Courier moved
+// the job (docs/fence.md, "What it does not promise"): Courier may move it
+// in the moments after the API server is back, before it has reconnected
+// and before the fence has stopped the copy. It returns "" for any other
+// overlap, and under any other policy.
 func unpromisedBy(o Overlap, faults []*Fault, policy string, lostTimeout time.Duration) string {
 	if policy != string(courier.LostWorkerFenced) {
 		return ""
 	}
 	for _, f := range faults {
 		out := f.Outage
-		if out == nil || out.For() <= lostTimeout || !out.From.Before(o.To) || !o.From.Before(out.To) {
+		if out == nil || out.For() <= lostTimeout || !out.From.Before(o.To) || !o.From.Before(out.To.Add(fenceAfterBack)) {
 			continue
 		}
 		for _, w := range o.Workers {
@@ -127,7 +135,10 @@ func unpromisedBy(o Overlap, faults []*Fault, policy string, lostTimeout time.Du
 				continue
 			}
 			tail := "ended while it was down"
-			if o.To.After(out.To) {
+			switch {
+			case !o.From.Before(out.To):
+				tail = fmt.Sprintf("began %s after it was back, before its fence had stopped the copy there", o.From.Sub(out.To).Round(time.Millisecond))
+			case o.To.After(out.To):
 				tail = fmt.Sprintf("went on %s after it was back", o.To.Sub(out.To).Round(time.Millisecond))
 			}
 			return fmt.Sprintf("not promised under Fenced (docs/fence.md: the fence must reach its own API server): %s's API server did not serve for %s (%s–%s, %s at %s), longer than workerLostTimeout %s; the overlap %s",

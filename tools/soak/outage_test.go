@@ -38,8 +38,13 @@ func TestUnpromisedBy(t *testing.T) {
 			faults: []*Fault{outage(APIServerKill, "w1", 30, 125)},
 			policy: "Fenced",
 		},
-		"down long, but over before the overlap": {
-			faults: []*Fault{outage(PauseLong, "w1", 0, 120)},
+		"down long, back moments before the overlap began, the fence not yet at work": {
+			faults: []*Fault{outage(PauseLong, "w1", 0, 115)},
+			policy: "Fenced",
+			want:   "the overlap began 5s after it was back",
+		},
+		"down long, but back well before the overlap": {
+			faults: []*Fault{outage(PauseLong, "w1", 0, 50)},
 			policy: "Fenced",
 		},
 		"down long, on a worker that did not run the job": {
