@@ -86,8 +86,8 @@ func kubectlCourier(ctx context.Context, args ...string) (string, error) {
 	return out.String(), err
 }
 
-// awaitConnected waits until the WorkerCluster is Active and Connected, and
-// returns it.
+// awaitConnected waits until the WorkerCluster is Active and Connected for
+// its current spec and check holds of it.
 func awaitConnected(ctx context.Context, name string, check func(g Gomega, wc *courierv1alpha1.WorkerCluster)) {
 	GinkgoHelper()
 	Eventually(func(g Gomega) {

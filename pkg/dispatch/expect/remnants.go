@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/courierdev/courier/pkg/adapter"
@@ -44,11 +45,15 @@ func NewRemnant(cluster string, a adapter.Adapter, copy *unstructured.Unstructur
 	return VanishedCopy(cluster, a, copy.GetNamespace(), copy.GetName(), copy.GetUID())
 }
 
-// VanishedCopy is the remnant of job copy ns/name, of UID owner if known,
-// that went from cluster without Courier seeing it go, deleted in the
-// background by someone else: its runner and pods may still be there.
+// VanishedCopy is the remnant of job copy ns/name on cluster, of UID owner
+// ("" for a copy that went without Courier seeing it): its runner and its
+// pods, as far as its kind has them. A runner counts only as the copy's by
+// its controller's UID, so without one only the pods are waited for.
 func VanishedCopy(cluster string, a adapter.Adapter, ns, name string, owner types.UID) (RemnantNote, bool) {
 	runner, hasRunner := a.Runner()
+	if owner == "" {
+		runner, hasRunner = schema.GroupVersionKind{}, false
+	}
 	label := a.PodLabel()
 	if !hasRunner && label == "" {
 		return RemnantNote{}, false
