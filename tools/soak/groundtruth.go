@@ -254,6 +254,7 @@ func checkUndisturbed(jobs []Job, faults []*Fault) (offenders, notes []string) {
 			}
 		}
 		var running, restarted, moved int
+		byWorker := map[string]int{}
 		for _, j := range jobs {
 			if hit[j.Name] {
 				continue
@@ -263,6 +264,9 @@ func checkUndisturbed(jobs []Job, faults []*Fault) (offenders, notes []string) {
 				continue
 			}
 			running++
+			for _, w := range what.on {
+				byWorker[w]++
+			}
 			if what.restarted {
 				restarted++
 			}
@@ -273,8 +277,16 @@ func checkUndisturbed(jobs []Job, faults []*Fault) (offenders, notes []string) {
 				offenders = append(offenders, fmt.Sprintf("%s on %s at %s: %s %s", f.Kind, f.Target, clock(f.Started), j.Name, what.how))
 			}
 		}
-		notes = append(notes, fmt.Sprintf("%s on %s %s–%s: %d jobs ran when it began; %d restarted, %d moved",
-			f.Kind, f.Target, clock(f.Started), clock(f.Restored), running, restarted, moved))
+		note := fmt.Sprintf("%s on %s %s–%s: %d jobs ran when it began; %d restarted, %d moved",
+			f.Kind, f.Target, clock(f.Started), clock(f.Restored), running, restarted, moved)
+		if len(byWorker) > 0 {
+			var per []string
+			for _, w := range slices.Sorted(maps.Keys(byWorker)) {
+				per = append(per, fmt.Sprintf("%s %d", w, byWorker[w]))
+			}
+			note += "; running then, by worker: " + strings.Join(per, ", ")
+		}
+		notes = append(notes, note)
 	}
 	return offenders, notes
 }
@@ -283,6 +295,8 @@ func checkUndisturbed(jobs []Job, faults []*Fault) (offenders, notes []string) {
 type disturbed struct {
 	restarted, moved bool
 	how              string
+	// on are the workers it ran on when the fault began.
+	on []string
 }
 
 // disturbance returns what fault f did to job j; nil if j did not run, on
@@ -310,7 +324,7 @@ func disturbance(j Job, f *Fault) *disturbed {
 			stopped = p
 		}
 	}
-	d := &disturbed{}
+	d := &disturbed{on: slices.Sorted(maps.Keys(ranOn))}
 	var how []string
 	for _, p := range j.Pods {
 		if p.Running.IsZero() || slices.Contains(ran, p) {

@@ -233,6 +233,9 @@ func TestCheckUndisturbed(t *testing.T) {
 				moved = 1
 			}
 			wantNote := fmt.Sprintf("%d jobs ran when it began; %d restarted, %d moved", tc.wantRunning, restarted, moved)
+			if tc.wantRunning > 0 {
+				wantNote += "; running then, by worker: w1 1"
+			}
 			if !strings.HasSuffix(notes[0], wantNote) {
 				t.Errorf("note %q, want it to end with %q", notes[0], wantNote)
 			}

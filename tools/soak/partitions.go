@@ -105,6 +105,16 @@ func (in *injector) awaitRunner(ctx context.Context, workers []string, need time
 	return got, nil
 }
 
+// everyWorkerRuns tells whether each of workers runs a job with need left.
+func everyWorkerRuns(runners []runner, workers []string, need time.Duration) bool {
+	for _, w := range workers {
+		if !slices.ContainsFunc(runners, func(r runner) bool { return r.worker == w && r.left >= need }) {
+			return false
+		}
+	}
+	return true
+}
+
 // links are the soak's proxies between Courier and each worker's API
 // server, by worker.
 type links map[string]*faultproxy.Proxy
@@ -206,7 +216,12 @@ func (in *injector) cutOffAll(ctx context.Context, f *Fault) (string, error) {
 	if err := in.awaitSettled(ctx); err != nil {
 		return "", err
 	}
-	r, err := in.awaitRunner(ctx, in.env.Workers, in.outlive(CutOffAll), func(runner) bool { return true })
+	// It shows most when every worker runs a job that outlives it: it
+	// waits up to findFor for that, then takes whatever runs.
+	need, since := in.outlive(CutOffAll), time.Now()
+	r, err := in.awaitRunner(ctx, in.env.Workers, need, func(runner) bool {
+		return time.Since(since) > findFor || everyWorkerRuns(in.runners(in.env.Workers), in.env.Workers, need)
+	})
 	if err != nil {
 		return "", err
 	}

@@ -80,3 +80,31 @@ func TestSettledAt(t *testing.T) {
 		})
 	}
 }
+
+// cut-off-all waits for a job that outlives it on every worker.
+func TestEveryWorkerRuns(t *testing.T) {
+	workers := []string{"w1", "w2"}
+	cases := map[string]struct {
+		runners []runner
+		want    bool
+	}{
+		"nothing runs": {},
+		"one worker runs a long job": {
+			runners: []runner{{worker: "w1", left: 5 * time.Minute}},
+		},
+		"both run, one job too short": {
+			runners: []runner{{worker: "w1", left: 5 * time.Minute}, {worker: "w2", left: 30 * time.Second}},
+		},
+		"both run a long job": {
+			runners: []runner{{worker: "w1", left: 5 * time.Minute}, {worker: "w2", left: 30 * time.Second}, {worker: "w2", left: 3 * time.Minute}},
+			want:    true,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if got := everyWorkerRuns(tc.runners, workers, time.Minute); got != tc.want {
+				t.Errorf("everyWorkerRuns = %t, want %t", got, tc.want)
+			}
+		})
+	}
+}
