@@ -219,7 +219,10 @@ const (
 // Reasons of the events Courier records on manager Workloads, one per
 // dispatch step.
 const (
-	// EventNominated: Workload copies were sent to the nominated workers.
+	// EventNominated: Workload copies were sent to a new set of nominated
+	// workers, when a round widens or moves a nomination; a workload's
+	// first nomination is told by its check message and
+	// status.nominatedClusterNames alone.
 	EventNominated = "Nominated"
 	// EventMovesExhausted: workers evicted the workload for one reason
 	// more often than its policy's maxMoves; it is Rejected or waits, as
@@ -232,11 +235,12 @@ const (
 	// EventDispatched: the worker whose Kueue admitted the workload was
 	// recorded, then the job created there; the check is Ready.
 	EventDispatched = "Dispatched"
-	// EventFinished: the worker finished the workload; its final job
-	// status was mirrored first. When the manager's Kueue finished the
-	// Workload first, from that status, the event also says that the
-	// placed worker's copies were removed, and no RemoteDeleted reports
-	// them.
+	// EventFinished: Courier finished the Workload as its worker did, after
+	// the final job status was mirrored: when the manager's Kueue had not
+	// finished it from that status within 10s, or at once when the worker's
+	// Workload ended without the job's status showing an end, or when the
+	// manager was evicting or deactivating it. A Workload the manager's Kueue
+	// finished, the usual way, has Kueue's event on its job instead.
 	EventFinished = "Finished"
 	// EventRemoteEvicted: the worker evicted the workload or its copy
 	// vanished; the check goes Retry.
@@ -307,7 +311,8 @@ const (
 	// the pass out meanwhile.
 	EventDeleteRefused = "DeleteRefused"
 	// EventRemoteDeleted: Courier removed copies from workers. The copies
-	// that lose as a job is dispatched are named in the Dispatched event.
+	// that lose as a job is dispatched are named in the Dispatched event,
+	// and those of a finished Workload go without an event.
 	EventRemoteDeleted = "RemoteDeleted"
 	// EventMisconfigured: the ClusterQueue or the job's dependencies keep
 	// the workload from being dispatched.

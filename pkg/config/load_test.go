@@ -28,7 +28,7 @@ func defaulted() *configv1alpha1.Configuration {
 		SelfFault:           &configv1alpha1.SelfFault{Share: ptr.To[int32](50), Window: &metav1.Duration{Duration: 2 * time.Minute}},
 		GCInterval:          &metav1.Duration{Duration: time.Minute},
 		DispatchConcurrency: ptr.To[int32](16),
-		StatusMirrorDelay:   &metav1.Duration{Duration: time.Second},
+		StatusMirrorDelay:   &metav1.Duration{Duration: 5 * time.Second},
 		ManagerClient:       &configv1alpha1.ClientConnection{QPS: ptr.To[float32](100), Burst: ptr.To[int32](200)},
 		WorkerClient:        &configv1alpha1.ClientConnection{QPS: ptr.To[float32](500), Burst: ptr.To[int32](1000)},
 		Health:              &configv1alpha1.HealthEndpoint{BindAddress: ":8081"},

@@ -82,7 +82,9 @@ func nominationRefusedOnce(wl *kueue.Workload, refused *bool) (*Reconciler, clie
 // conflict: the copies it made stay, the next pass writes the nomination,
 // and the Nominated event is recorded once, by the pass whose write held.
 func TestARefusedNominationIsReportedOnce(t *testing.T) {
-	wl := managerWl().Check(check, kueue.CheckStatePending, "").Obj()
+	// Nominated before to a worker that has gone: the new nomination
+	// moves, which an event reports, unlike a first one.
+	wl := managerWl().Check(check, kueue.CheckStatePending, "").Nominated("gone").Obj()
 	refused := false
 	r, manager := nominationRefusedOnce(wl, &refused)
 

@@ -3,6 +3,7 @@ package dispatch
 import (
 	"context"
 	"testing"
+	"time"
 
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -10,6 +11,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+
+	"github.com/courierdev/courier/pkg/dispatch/plan"
 )
 
 // The informer already holds the job copy that shows the job's end: the
@@ -18,7 +21,9 @@ import (
 func TestFinishFromACachedFinishedCopyReadsNothing(t *testing.T) {
 	finished, _, complete, wl, local := finishedOnW1()
 	manager := fakeClient(interceptor.Funcs{}, managerObjects(wl, local)...)
-	informer := fakeClient(interceptor.Funcs{}, workloadCopy(finished()), jobCopy(t, complete))
+	cached := jobCopy(t, complete)
+	cached.SetUID("copy-uid") // As the worker's API server gives it: Courier remembers the mirror by it.
+	informer := fakeClient(interceptor.Funcs{}, workloadCopy(finished()), cached)
 	reads := 0
 	api := fakeClient(interceptor.Funcs{Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
 		if u, ok := obj.(*unstructured.Unstructured); ok && u.GetKind() == trainer.TrainJobKind {
@@ -26,7 +31,12 @@ func TestFinishFromACachedFinishedCopyReadsNothing(t *testing.T) {
 		}
 		return c.Get(ctx, key, obj, opts...)
 	}}, workloadCopy(finished()), jobCopy(t, complete))
-	reconcileOnce(t, newReconciler(manager, fakeRemotes{"w1": newWorker("w1", informer, api)}))
+	r := newReconciler(manager, fakeRemotes{"w1": newWorker("w1", informer, api)})
+	reconcileOnce(t, r)
+	// The manager's Kueue, which would finish the Workload from the status
+	// mirrored, does not run here: Courier does once the grace is out.
+	r.now = func() time.Time { return now.Add(plan.KueueFinishGrace) }
+	reconcileOnce(t, r)
 
 	expectCompleteAndFinished(t, manager, wl)
 	if reads != 0 {

@@ -20,6 +20,7 @@ import (
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
 	courier "github.com/courierdev/courier/api/v1alpha1"
+	"github.com/courierdev/courier/pkg/adapter"
 )
 
 // completeJob is a TrainJob whose status shows it completed.
@@ -97,25 +98,28 @@ func TestAnEndOnTheManagerStands(t *testing.T) {
 	}
 }
 
-// The pass that mirrors the job's end onto the manager has its Workload
-// write refused; Kueue evicts and admits the Workload again meanwhile.
-// Until the manager's cache shows the end it mirrored, a pass must not take
-// the job for one that never ran: it waits, and then finishes the Workload.
+// The pass that mirrors the job's end onto the manager leaves the Workload
+// to the manager's Kueue, which evicts and admits it again instead of
+// finishing it. Until the manager's cache shows the end Courier mirrored,
+// a pass must not take the job for one that never ran: it waits, and then
+// finishes the Workload.
 func TestAPassWaitsForTheCacheToShowTheEndItMirrored(t *testing.T) {
 	finished, _, complete, wl, local := finishedOnW1()
-	conflicted := false
-	refuse := statusRefusedOnce(&conflicted)
 	cache := &laggingJob{}
-	manager := fakeClient(interceptor.Funcs{SubResourcePatch: refuse.SubResourcePatch, Get: cache.get}, managerObjects(wl, local)...)
+	manager := fakeClient(interceptor.Funcs{Get: cache.get}, managerObjects(wl, local)...)
 	stale := storedJob(t, manager)
-	w1 := fakeClient(interceptor.Funcs{}, workloadCopy(finished()), jobCopy(t, complete))
+	copy := jobCopy(t, complete)
+	copy.SetUID("copy-uid") // As the worker's API server gives it: Courier remembers the mirror by it.
+	w1 := fakeClient(interceptor.Funcs{}, workloadCopy(finished()), copy)
 	w2 := fakeClient(interceptor.Funcs{})
 	r := newReconciler(manager, fakeRemotes{"w1": newWorker("w1", w1, w1), "w2": newWorker("w2", w2, w2)})
 	req := reconcile.Request{NamespacedName: client.ObjectKeyFromObject(wl)}
 
-	_, _ = r.Reconcile(context.Background(), req)
-	if !conflicted {
-		t.Fatal("the first pass's Workload write was not refused")
+	if _, err := r.Reconcile(context.Background(), req); err != nil {
+		t.Fatalf("Reconcile: %v", err)
+	}
+	if got := storedJob(t, manager); !adapter.NewTrainJob().Outcome(got).Finished {
+		t.Fatalf("the job's end was not mirrored: %v", got.Object["status"])
 	}
 	// Kueue evicted and admitted the Workload again: the placement on w1
 	// is an earlier admission's, and its copies are gone.

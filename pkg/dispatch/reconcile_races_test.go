@@ -189,62 +189,47 @@ func TestAJobJustCreatedIsNotCreatedAgain(t *testing.T) {
 	expectJobOn(t, api, true)
 }
 
-// Seen on the bench's clusters: the copy's final status, mirrored as any
-// other, let the manager's Kueue finish the Workload before Courier's pass
-// for the worker's finish came; 28 of 40 TrainJobs then had no Finished
-// event. The pass that removes the copies reports the finish, once.
-func TestAFinishKueueWroteIsReportedOnce(t *testing.T) {
-	finished, _, complete, wl, _ := finishedOnW1()
-	wl.Status.Conditions = append(wl.Status.Conditions, metav1.Condition{Type: kueue.WorkloadFinished, Status: metav1.ConditionTrue,
-		Reason: kueue.WorkloadFinishedReasonSucceeded, Message: "Job finished successfully", LastTransitionTime: metav1.NewTime(t0)})
-	manager := fakeClient(interceptor.Funcs{}, managerObjects(wl, complete.Obj())...)
-	w1 := fakeClient(interceptor.Funcs{}, workloadCopy(finished()), jobCopy(t, complete))
-	r := newReconciler(manager, fakeRemotes{"w1": newWorker("w1", w1, w1)})
+// The manager's Kueue finished the Workload from the job's mirrored final
+// status, as it does once Courier leaves it the finish: the copies go, in
+// one pass or over several (a delete refused once), and no event reports
+// their removal, which is routine; the finish is Kueue's to report.
+func TestAFinishedWorkloadsCopiesGoWithoutEvents(t *testing.T) {
+	cases := map[string]struct {
+		refuseOnce bool
+	}{
+		"in one pass":                    {},
+		"over several, a delete refused": {refuseOnce: true},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			finished, _, complete, wl, _ := finishedOnW1()
+			wl.Status.Conditions = append(wl.Status.Conditions, metav1.Condition{Type: kueue.WorkloadFinished, Status: metav1.ConditionTrue,
+				Reason: kueue.WorkloadFinishedReasonSucceeded, Message: "Job finished successfully", LastTransitionTime: metav1.NewTime(t0)})
+			manager := fakeClient(interceptor.Funcs{}, managerObjects(wl, complete.Obj())...)
+			refused := !tc.refuseOnce
+			w1 := fakeClient(interceptor.Funcs{Delete: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.DeleteOption) error {
+				if !refused {
+					refused = true
+					return apierrors.NewConflict(kueue.Resource("workloads"), obj.GetName(), errors.New("changed meanwhile"))
+				}
+				return c.Delete(ctx, obj, opts...)
+			}}, workloadCopy(finished()), jobCopy(t, complete))
+			w2 := fakeClient(interceptor.Funcs{}, workloadCopy(remoteCopy()))
+			r := newReconciler(manager, fakeRemotes{"w1": newWorker("w1", w1, w1), "w2": newWorker("w2", w2, w2)})
 
-	reconcileOnce(t, r)
-	reconcileOnce(t, r)
-	var got []string
-	for recorded := r.actor.Recorder.(*events.FakeRecorder).Events; len(recorded) > 0; {
-		got = append(got, <-recorded)
-	}
-	want := []string{`Normal Finished The workload finished on worker "w1". Job finished successfully. Removed the workload's copies from w1.`}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("events (-want +got):\n%s", diff)
-	}
-}
-
-// When the placed worker's copies go in a later pass than a leftover copy
-// elsewhere (its delete refused once), the finish is still reported once,
-// with the placed copies' removal.
-func TestAFinishKueueWroteIsReportedWithThePlacedCopies(t *testing.T) {
-	finished, _, complete, wl, _ := finishedOnW1()
-	wl.Status.Conditions = append(wl.Status.Conditions, metav1.Condition{Type: kueue.WorkloadFinished, Status: metav1.ConditionTrue,
-		Reason: kueue.WorkloadFinishedReasonSucceeded, Message: "Job finished successfully", LastTransitionTime: metav1.NewTime(t0)})
-	manager := fakeClient(interceptor.Funcs{}, managerObjects(wl, complete.Obj())...)
-	refused := false
-	w1 := fakeClient(interceptor.Funcs{Delete: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.DeleteOption) error {
-		if !refused {
-			refused = true
-			return apierrors.NewConflict(kueue.Resource("workloads"), obj.GetName(), errors.New("changed meanwhile"))
-		}
-		return c.Delete(ctx, obj, opts...)
-	}}, workloadCopy(finished()), jobCopy(t, complete))
-	w2 := fakeClient(interceptor.Funcs{}, workloadCopy(remoteCopy()))
-	r := newReconciler(manager, fakeRemotes{"w1": newWorker("w1", w1, w1), "w2": newWorker("w2", w2, w2)})
-
-	for range 3 {
-		reconcileOnce(t, r)
-	}
-	var got []string
-	for recorded := r.actor.Recorder.(*events.FakeRecorder).Events; len(recorded) > 0; {
-		got = append(got, <-recorded)
-	}
-	want := []string{
-		`Normal RemoteDeleted Removed the workload's copies from w2.`,
-		`Normal Finished The workload finished on worker "w1". Job finished successfully. Removed the workload's copies from w1.`,
-	}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("events (-want +got):\n%s", diff)
+			for range 3 {
+				reconcileOnce(t, r)
+			}
+			expectNoCopies(t, w1)
+			expectNoCopies(t, w2)
+			var got []string
+			for recorded := r.actor.Recorder.(*events.FakeRecorder).Events; len(recorded) > 0; {
+				got = append(got, <-recorded)
+			}
+			if len(got) > 0 {
+				t.Errorf("events = %q, want none", got)
+			}
+		})
 	}
 }
 

@@ -31,7 +31,8 @@ type Options struct {
 	Concurrency int
 	// StatusMirrorDelay is how long the pass a job copy's status change
 	// brings may wait, so that a burst of changes is mirrored in one write
-	// (see statusWait).
+	// (see statusWait), and the least time between two mirrors of a
+	// running job's status (observe.Observer.mirrorIn).
 	StatusMirrorDelay time.Duration
 	// Adapters handle the job kinds Courier dispatches.
 	Adapters []adapter.Adapter
@@ -98,7 +99,7 @@ func New(c client.Client, remotes cluster.Connections, recorder events.EventReco
 	// The steps read the clock through r.now, which tests set.
 	now := func() time.Time { return r.now() }
 	r.observer = &observe.Observer{Client: c, Remotes: remotes, Expectations: r.exp, Adapters: r.adapters, Policies: r.policies,
-		Origin: opts.Origin, WorkerLostTimeout: opts.WorkerLostTimeout, Lost: opts.LostWorker, Now: now}
+		Origin: opts.Origin, WorkerLostTimeout: opts.WorkerLostTimeout, StatusMirrorDelay: opts.StatusMirrorDelay, Lost: opts.LostWorker, Now: now}
 	r.actor = &act.Actor{Client: c, Remotes: remotes, Expectations: r.exp, Recorder: recorder, Adapters: r.adapters,
 		AdapterList: opts.Adapters, Origin: opts.Origin, StatusInObject: opts.StatusInObject, Now: now}
 	return r

@@ -162,7 +162,11 @@ func Compare(ctx context.Context, opts CompareOptions, out io.Writer) (err error
 		strings.Join(opts.Systems, ", "), opts.Workers, gpuNodes, gpusPerNode, opts.Repeats)
 	fmt.Fprintf(out, "command: %s\nmachine: %d CPUs, %s; environment in %s\n", opts.Command, c.Machine.CPUs, c.Machine.Model, opts.Dir)
 
-	lopts := localcluster.Options{Dir: opts.Dir, Bin: opts.Bin, Workers: opts.Workers, GPUNodes: gpuNodes, GPUsPerNode: gpusPerNode, Audit: true}
+	// Courier runs as a platform team installs it: the e2e values turn
+	// PlacementDecisions on for the fleet spec, a write per job that is
+	// off by default.
+	lopts := localcluster.Options{Dir: opts.Dir, Bin: opts.Bin, Workers: opts.Workers, GPUNodes: gpuNodes, GPUsPerNode: gpusPerNode, Audit: true,
+		CourierValues: []string{"configuration.placementDecisions.enable=false"}}
 	var prof *phaseProfiler
 	if opts.Profile {
 		ports, err := framework.FreePorts(2)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os/exec"
 	"path/filepath"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -44,7 +45,13 @@ func (e *Env) installChart(ctx context.Context, c client.Client, set ...string) 
 	args := []string{"template", "courier", filepath.Join(root, "charts/courier"),
 		"--namespace", CourierNamespace, "--values", filepath.Join(root, ChartValues), "--set", "metrics.secureServing=false"}
 	for _, s := range set {
-		args = append(args, "--set-string", s)
+		// Strings stay strings (a duration, an address), but a boolean
+		// must reach the Configuration as one.
+		flag := "--set-string"
+		if strings.HasSuffix(s, "=true") || strings.HasSuffix(s, "=false") {
+			flag = "--set"
+		}
+		args = append(args, flag, s)
 	}
 	cmd := exec.CommandContext(ctx, filepath.Join(e.Bin, "helm"), args...)
 	var stdout, stderr bytes.Buffer

@@ -26,7 +26,7 @@ const (
 	DefaultSelfFaultWindow           = 2 * time.Minute
 	DefaultGCInterval                = time.Minute
 	DefaultDispatchConcurrency int32 = 16
-	DefaultStatusMirrorDelay         = time.Second
+	DefaultStatusMirrorDelay         = 5 * time.Second
 	// Batch dispatch makes several requests per job to each worker; client-go's
 	// 5 QPS held MultiKueue to about one workload per second (kueue#8564).
 	DefaultWorkerQPS             float32 = 500

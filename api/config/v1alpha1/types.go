@@ -63,13 +63,13 @@ type Configuration struct {
 	// +optional
 	DispatchConcurrency *int32 `json:"dispatchConcurrency,omitempty"`
 
-	// StatusMirrorDelay is how long a change of a job copy's status on a
-	// worker may wait before Courier mirrors it to the manager's job, so
-	// that the changes a starting job makes one after another (pods
-	// created, running, ready) cost one write and one pass instead of one
-	// each. A status that ends the job is mirrored at once; so is every
-	// change of a copy's spec or metadata, and every change of a Workload
-	// copy. 0 mirrors each change at once. At most 1m.
+	// StatusMirrorDelay is how long a change of a running job copy's
+	// status on a worker may wait before Courier mirrors it to the
+	// manager's job, and the least time between two such mirrors of one
+	// job, so that the changes a starting job makes one after another (pods
+	// created, running, ready) cost one or two writes to the manager
+	// instead of one each. A status that ends the job is mirrored at once.
+	// 0 mirrors each change at once. Defaults to 5s; at most 1m.
 	// +optional
 	StatusMirrorDelay *metav1.Duration `json:"statusMirrorDelay,omitempty"`
 

@@ -32,7 +32,11 @@ func (a *Actor) syncJob(ctx context.Context, c string, wl *kueue.Workload, job w
 	if err := remote.Client.Get(ctx, client.ObjectKey{Namespace: wl.Namespace, Name: job.Name}, copy); err != nil {
 		return client.IgnoreNotFound(err)
 	}
-	return a.mirror(ctx, job, copy)
+	if err := a.mirror(ctx, job, copy); err != nil {
+		return err
+	}
+	a.Expectations.StatusMirrored(job.Obj.GetUID(), a.Now())
+	return nil
 }
 
 // finalSync mirrors the worker job's last status before Courier finishes

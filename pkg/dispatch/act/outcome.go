@@ -76,9 +76,10 @@ func outcomeOf(o plan.Observed, p plan.Plan) outcome {
 			out.decision = metrics.DecisionNoCapacity
 		case courier.EventWaitedTooLong:
 			out.decision = metrics.DecisionWaitedTooLong
-		case courier.EventNominated:
-			out.decision = metrics.DecisionNominated
 		}
+	}
+	if out.decision == "" && nominates(o, p) {
+		out.decision = metrics.DecisionNominated
 	}
 	if out.decision == "" && p.Status.State == kueue.CheckStatePending && strings.HasPrefix(p.Status.Message, plan.NoWorkerNow) {
 		out.decision = metrics.DecisionWaiting
@@ -87,6 +88,13 @@ func outcomeOf(o plan.Observed, p plan.Plan) outcome {
 		out.verdicts = verdicts(o, p.Decision)
 	}
 	return out
+}
+
+// nominates reports whether the plan's status write sends copies to a new
+// set of workers; a first nomination has no event to say so.
+func nominates(o plan.Observed, p plan.Plan) bool {
+	n := p.Status.Nominated
+	return len(n) > 0 && !slices.Equal(n, o.Workload.Status.NominatedClusterNames)
 }
 
 // managerEvicted reports whether the manager evicted or deactivated the

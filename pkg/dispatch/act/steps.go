@@ -213,7 +213,7 @@ func deleteCopiesStep(ctx context.Context, a *Actor, p *pass) (bool, error) {
 		}
 	}
 	if len(deleted) > 0 {
-		p.reportRemoval(deleted)
+		p.reportRemoval(ctx, deleted)
 	}
 	switch {
 	case len(errs) > 0:
@@ -228,15 +228,14 @@ func deleteCopiesStep(ctx context.Context, a *Actor, p *pass) (bool, error) {
 	return false, nil
 }
 
-// reportRemoval reports the copies removed from the workers deleted.
-func (p *pass) reportRemoval(deleted []string) {
-	removal := fmt.Sprintf("Removed the workload's copies from %s.", strings.Join(deleted, ", "))
-	if as := p.Plan.RemovedAs; as != nil && slices.Contains(deleted, p.Plan.RemovedFrom) {
-		ev := *as
-		ev.Message += " " + removal
-		p.events, p.acted = append(p.events, ev), append(p.acted, ev)
+// reportRemoval reports the copies removed from the workers deleted, but
+// those of a finished Workload, which go without an event.
+func (p *pass) reportRemoval(ctx context.Context, deleted []string) {
+	if p.Plan.QuietRemoval {
+		ctrl.LoggerFrom(ctx).V(2).Info("Removed the finished workload's copies", "clusters", deleted)
 		return
 	}
+	removal := fmt.Sprintf("Removed the workload's copies from %s.", strings.Join(deleted, ", "))
 	p.events, p.acted = withRemoval(p.events, removal), withRemoval(p.acted, removal)
 }
 

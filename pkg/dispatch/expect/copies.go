@@ -69,6 +69,30 @@ func (e *Expectations) IsMirrored(uid types.UID, now time.Time) bool {
 	return e.mirrored.has(uid, now)
 }
 
+// MirroredAt returns when the job copy uid's final status went to the
+// manager, if it did within MirroredTTL.
+func (e *Expectations) MirroredAt(uid types.UID, now time.Time) (time.Time, bool) {
+	_, at, ok := e.mirrored.get(uid, now)
+	return at, ok
+}
+
+// StatusMirrored records that the status of the manager job uid, still
+// running, was mirrored from its copy at now.
+func (e *Expectations) StatusMirrored(uid types.UID, now time.Time) {
+	if uid != "" {
+		e.statusAt.put(uid, struct{}{}, now)
+	}
+}
+
+// StatusMirroredAt returns when the status of the manager job uid was last
+// mirrored before its end, if within StatusMirrorTTL: a change that follows
+// soon after waits, so that a job's start costs the manager a write or two,
+// not one per step of its pods.
+func (e *Expectations) StatusMirroredAt(uid types.UID, now time.Time) (time.Time, bool) {
+	_, at, ok := e.statusAt.get(uid, now)
+	return at, ok
+}
+
 // Assume counts the copy of Workload wl just created on cluster as demand
 // there, as schedulers assume a pod they placed, until the capacity
 // snapshot shows it: Workloads planned in the same second would otherwise

@@ -39,6 +39,9 @@ const (
 	// MirroredTTL: a finished job copy whose final status is on the
 	// manager needs no final sync again.
 	MirroredTTL = 2 * time.Minute
+	// StatusMirrorTTL: when a running job's status was last mirrored; as
+	// long as the longest statusMirrorDelay the configuration allows.
+	StatusMirrorTTL = time.Minute
 	// ForwardTTL: a write to a copy made or refused, and a refusal
 	// reported, are not made or reported again.
 	ForwardTTL = 10 * time.Minute
@@ -58,6 +61,7 @@ type Expectations struct {
 	created    *table[CopyKey, Created]
 	deleted    *table[types.UID, struct{}]
 	mirrored   *table[types.UID, struct{}]
+	statusAt   *table[types.UID, struct{}]
 	passedOver *table[types.UID, map[string]Note]
 	failing    *table[NamespaceKey, Note]
 	forwarded  *table[string, struct{}]
@@ -79,6 +83,7 @@ func New() *Expectations {
 		created:    newTable[CopyKey, Created](CreatedKeep, CreatedTTL),
 		deleted:    newTable[types.UID, struct{}](DeletedTTL, DeletedTTL),
 		mirrored:   newTable[types.UID, struct{}](MirroredTTL, MirroredTTL),
+		statusAt:   newTable[types.UID, struct{}](StatusMirrorTTL, StatusMirrorTTL),
 		passedOver: newTable[types.UID, map[string]Note](maxPassOver, maxPassOver),
 		failing:    newTable[NamespaceKey, Note](maxPassOver, maxPassOver),
 		forwarded:  newTable[string, struct{}](ForwardTTL, ForwardTTL),
@@ -97,6 +102,7 @@ func (e *Expectations) Sizes() map[string]int {
 		"created":     e.created.len(),
 		"deleted":     e.deleted.len(),
 		"mirrored":    e.mirrored.len(),
+		"status_at":   e.statusAt.len(),
 		"passed_over": e.passedOver.len(),
 		"failing":     e.failing.len(),
 		"forwarded":   e.forwarded.len(),

@@ -28,6 +28,9 @@ type Observer struct {
 	Policies          *placement.Cache
 	Origin            string
 	WorkerLostTimeout time.Duration
+	// StatusMirrorDelay is the least time between two mirrors of a running
+	// job's status, and from its copy's creation to the first.
+	StatusMirrorDelay time.Duration
 	// Lost are the lost-worker settings.
 	Lost lostworker.Settings
 	Now  func() time.Time

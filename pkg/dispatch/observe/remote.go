@@ -109,16 +109,35 @@ func (ob *Observer) jobCopyState(ctx context.Context, remote *cluster.Remote, wl
 		}
 		rs.HasJob, rs.JobCopy = true, copy
 		rs.JobOutcome = job.Adapter.Outcome(copy)
-		rs.FinalMirrored = ob.Expectations.IsMirrored(copy.GetUID(), now)
+		rs.FinalMirroredAt, rs.FinalMirrored = ob.Expectations.MirroredAt(copy.GetUID(), now)
 		if job.Obj != nil {
 			patch, err := job.Adapter.StatusPatch(job.Obj, copy)
 			rs.JobMirrored = err == nil && patch == nil
+			if !rs.JobMirrored && !rs.JobOutcome.Finished {
+				rs.MirrorIn = ob.mirrorIn(job, copy, now)
+			}
 		}
 	}
 	if rs.OldJob {
 		rs.Held = heldBy(copy.GetKind(), copy)
 	}
 	return nil
+}
+
+// mirrorIn is how long the changed status of a running job's copy waits
+// before it is mirrored: until StatusMirrorDelay after the copy was made or
+// after the last mirror, whichever is later. A starting job's status
+// changes several times in a few seconds, and each pass the peers' writes
+// bring would otherwise mirror each step; the job's end is never held.
+func (ob *Observer) mirrorIn(job workload.Job, copy *unstructured.Unstructured, now time.Time) time.Duration {
+	if ob.StatusMirrorDelay <= 0 {
+		return 0
+	}
+	since := copy.GetCreationTimestamp().Time
+	if at, ok := ob.Expectations.StatusMirroredAt(job.Obj.GetUID(), now); ok && at.After(since) {
+		since = at
+	}
+	return max(since.Add(ob.StatusMirrorDelay).Sub(now), 0)
 }
 
 // heldBy names the finalizers that hold obj, of kind, while it is being

@@ -19,6 +19,7 @@ import (
 	courier "github.com/courierdev/courier/api/v1alpha1"
 	"github.com/courierdev/courier/pkg/adapter"
 	"github.com/courierdev/courier/pkg/dispatch/expect"
+	"github.com/courierdev/courier/pkg/dispatch/workload"
 	"github.com/courierdev/courier/pkg/lostworker"
 	"github.com/courierdev/courier/pkg/testing/workers"
 )
@@ -165,6 +166,48 @@ func TestHealthCountsNoLossFromBeforeCourierStarted(t *testing.T) {
 			h := ob.health("w1", map[string]*courier.WorkerCluster{"w1": wc})
 			if h.LostSince == nil || !h.LostSince.Time.Equal(tc.want) {
 				t.Errorf("LostSince = %v, want %v", h.LostSince, tc.want)
+			}
+		})
+	}
+}
+
+func TestMirrorIn(t *testing.T) {
+	cases := map[string]struct {
+		delay    time.Duration
+		created  time.Time
+		mirrored time.Time
+		want     time.Duration
+	}{
+		"no delay configured: at once": {
+			created: t0, want: 0,
+		},
+		"a copy made moments ago, never mirrored: waits out the delay from its creation": {
+			delay: 5 * time.Second, created: t0.Add(-2 * time.Second), want: 3 * time.Second,
+		},
+		"a copy older than the delay, never mirrored: at once": {
+			delay: 5 * time.Second, created: t0.Add(-time.Minute), want: 0,
+		},
+		"mirrored a second ago: waits out the delay from that mirror": {
+			delay: 5 * time.Second, created: t0.Add(-time.Minute), mirrored: t0.Add(-time.Second), want: 4 * time.Second,
+		},
+		"mirrored longer ago than the delay: at once": {
+			delay: 5 * time.Second, created: t0.Add(-time.Minute), mirrored: t0.Add(-10 * time.Second), want: 0,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			ob := newObserver(workers.Remotes{})
+			ob.StatusMirrorDelay = tc.delay
+			job := &unstructured.Unstructured{}
+			job.SetUID("job-uid")
+			if !tc.mirrored.IsZero() {
+				ob.Expectations.StatusMirrored(job.GetUID(), tc.mirrored)
+			}
+			copy := &unstructured.Unstructured{}
+			copy.SetCreationTimestamp(metav1.NewTime(tc.created))
+			got := ob.mirrorIn(workload.Job{Obj: job}, copy, t0)
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("mirrorIn (-want +got):\n%s", diff)
 			}
 		})
 	}

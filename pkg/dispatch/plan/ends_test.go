@@ -29,30 +29,30 @@ func TestPlanEnds(t *testing.T) {
 				Check:     kueue.AdmissionCheckState{Name: check, State: kueue.CheckStateReady, Message: `The workload finished on worker "a".`},
 				Placement: &workload.Placement{Cluster: "a"}, Health: connected,
 				Remotes: map[string]Remote{"a": {HasJob: true, JobMirrored: true, Workload: copyOf().Obj()}, "b": {Workload: copyOf().Obj()}}},
-			want: Plan{Delete: []string{"a", "b"}},
+			want: Plan{Delete: []string{"a", "b"}, QuietRemoval: true},
 		},
-		"finished by the manager's Kueue from the mirrored final status: the copies go, their removal reports the finish": {
+		"finished by the manager's Kueue from the mirrored final status: the copies go, without an event": {
 			o: Observed{Workload: local().ClusterName("a").Condition(kueue.WorkloadFinished, metav1.ConditionTrue, "Succeeded", t0).Obj(),
 				Check: readyCheck, Placement: &workload.Placement{Cluster: "a"}, Health: connected,
 				Remotes: map[string]Remote{"a": {HasJob: true, JobMirrored: true, Workload: copyOf().Obj()}, "b": {Workload: copyOf().Obj()}}},
-			want: Plan{Delete: []string{"a", "b"}, RemovedAs: &Event{Type: "Normal", Reason: "Finished", Message: `The workload finished on worker "a". Succeeded.`}, RemovedFrom: "a"},
+			want: Plan{Delete: []string{"a", "b"}, QuietRemoval: true},
 		},
 		"finished by the manager's Kueue before the final status arrived: mirror it, then the copies go": {
 			o: Observed{Workload: local().ClusterName("a").Condition(kueue.WorkloadFinished, metav1.ConditionTrue, "Succeeded", t0).Obj(),
 				Check: readyCheck, Placement: &workload.Placement{Cluster: "a"}, Health: connected,
 				Remotes: map[string]Remote{"a": {HasJob: true, Workload: copyOf().Obj()}}},
-			want: Plan{FinalSync: "a", Delete: []string{"a"}, RemovedAs: &Event{Type: "Normal", Reason: "Finished", Message: `The workload finished on worker "a". Succeeded.`}, RemovedFrom: "a"},
+			want: Plan{FinalSync: "a", Delete: []string{"a"}, QuietRemoval: true},
 		},
-		"finished by the manager's Kueue, the placed worker's copies gone already: the others' removal is not the finish": {
+		"finished by the manager's Kueue, the placed worker's copies gone already: the others go, without an event": {
 			o: Observed{Workload: local().ClusterName("a").Condition(kueue.WorkloadFinished, metav1.ConditionTrue, "Succeeded", t0).Obj(),
 				Check: readyCheck, Placement: &workload.Placement{Cluster: "a"}, Health: connected,
 				Remotes: map[string]Remote{"b": {Workload: copyOf().Obj()}}},
-			want: Plan{Delete: []string{"b"}},
+			want: Plan{Delete: []string{"b"}, QuietRemoval: true},
 		},
 		"finished before the check turned Ready: the check is not left Pending": {
 			o: Observed{Workload: local().Nominated("a").Condition(kueue.WorkloadFinished, metav1.ConditionTrue, "Succeeded", t0).Obj(),
 				Check: pendingCheck, Health: connected},
-			want: Plan{Status: &StatusChange{State: kueue.CheckStateReady, Message: "The workload finished."}},
+			want: Plan{Status: &StatusChange{State: kueue.CheckStateReady, Message: "The workload finished."}, QuietRemoval: true},
 		},
 		// A worker counted lost comes back with a copy that ran to its end;
 		// its final status reaches the manager's job, and a pass before
@@ -76,9 +76,9 @@ func TestPlanEnds(t *testing.T) {
 				Events: []Event{{Type: "Normal", Reason: "Finished", Message: jobEndedMsg + " The job ended."}}},
 		},
 		"the manager's job ended from the placed worker's copy, Courier's Finished not written yet: finished there as usual": {
-			o: Observed{Workload: local().ClusterName("a").Obj(), Check: readyCheck, Placement: &workload.Placement{Cluster: "a"}, Health: connected,
+			o: Observed{Now: t0.Add(KueueFinishGrace), Workload: local().ClusterName("a").Obj(), Check: readyCheck, Placement: &workload.Placement{Cluster: "a"}, Health: connected,
 				JobEnd: adapter.Outcome{Finished: true},
-				Remotes: map[string]Remote{"a": {HasJob: true, JobMirrored: true, FinalMirrored: true, JobOutcome: adapter.Outcome{Finished: true},
+				Remotes: map[string]Remote{"a": {HasJob: true, JobMirrored: true, FinalMirrored: true, FinalMirroredAt: t0, JobOutcome: adapter.Outcome{Finished: true},
 					Workload: copyOf().Admit(t0).Condition(kueue.WorkloadFinished, metav1.ConditionTrue, "Succeeded", t0).Obj()}}},
 			want: Plan{
 				Status: &StatusChange{State: kueue.CheckStateReady, ClusterName: ptr.To("a"), Message: `The workload finished on worker "a".`,
@@ -130,7 +130,6 @@ func TestPlanEnds(t *testing.T) {
 				Create:      []string{"a", "b"},
 				Status: &StatusChange{State: kueue.CheckStatePending, Nominated: []string{"a", "b"},
 					Message: "Waiting for a nominated worker to admit the workload. Nominated a, b (best 2 of 2)."},
-				Events: []Event{{Type: "Normal", Reason: "Nominated", Message: "Copied the workload to a, b. Nominated a, b (best 2 of 2)."}},
 			},
 		},
 		"admitted again while the earlier worker is out of reach: nothing is dispatched until it is back or lost": {
@@ -154,7 +153,6 @@ func TestPlanEnds(t *testing.T) {
 				Create:      []string{"b"},
 				Status: &StatusChange{State: kueue.CheckStatePending, Nominated: []string{"b"},
 					Message: "Waiting for a nominated worker to admit the workload. Nominated b (best of 1)."},
-				Events: []Event{{Type: "Normal", Reason: "Nominated", Message: "Copied the workload to b. Nominated b (best of 1)."}},
 			},
 		},
 		"admitted again after the earlier worker's WorkerCluster went: dispatched elsewhere": {
@@ -166,7 +164,6 @@ func TestPlanEnds(t *testing.T) {
 				Create:      []string{"b"},
 				Status: &StatusChange{State: kueue.CheckStatePending, Nominated: []string{"b"},
 					Message: "Waiting for a nominated worker to admit the workload. Nominated b (best of 1)."},
-				Events: []Event{{Type: "Normal", Reason: "Nominated", Message: "Copied the workload to b. Nominated b (best of 1)."}},
 			},
 		},
 	}

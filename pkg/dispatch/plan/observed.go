@@ -110,9 +110,14 @@ type Remote struct {
 	HasJob bool
 	// JobMirrored: the manager job's status already equals the copy's.
 	JobMirrored bool
+	// MirrorIn is how long the copy's changed status waits before it is
+	// mirrored, when the job runs: 0 for at once.
+	MirrorIn time.Duration
 	// FinalMirrored: Courier read the finished copy from the worker and
-	// mirrored it onto the manager's job; no final sync is needed again.
-	FinalMirrored bool
+	// mirrored it onto the manager's job, at FinalMirroredAt; no final sync
+	// is needed again.
+	FinalMirrored   bool
+	FinalMirroredAt time.Time
 	// JobOutcome is how the job copy's status says it ended, if it did.
 	JobOutcome adapter.Outcome
 	// EarlierEnd is how a job copy an earlier admission of this Workload

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -25,23 +26,14 @@ func planFinished(o Observed) Plan {
 	} else if wl.Status.ClusterName != nil {
 		placed = *wl.Status.ClusterName
 	}
-	p := Plan{Delete: withCopies(o.Remotes, "")}
+	// Removing a finished job's copies is routine, and each event is a
+	// write to the manager: none reports it.
+	p := Plan{Delete: withCopies(o.Remotes, ""), QuietRemoval: true}
 	if r := o.Remotes[placed]; r.HasJob && !r.JobMirrored && !r.FinalMirrored {
 		p.FinalSync, p.FinalFrom = placed, r.finishedCopy()
 	}
 	if o.HasCheck && o.Check.State == kueue.CheckStatePending {
 		p.Status = &StatusChange{State: kueue.CheckStateReady, Message: "The workload finished.", ClusterName: wl.Status.ClusterName}
-	}
-	if placed != "" && o.HasCheck && o.Check.Message != finishedOn(placed) && slices.Contains(p.Delete, placed) {
-		// Kueue finished the Workload from the job's mirrored final status
-		// before Courier's own pass did (whose check message says so):
-		// the copies' removal reports the finish, once.
-		msg := finishedOn(placed)
-		if fin := findCondition(wl.Status.Conditions, kueue.WorkloadFinished); fin != nil && fin.Message != "" {
-			// The removal follows in the same event: end Kueue's message.
-			msg += " " + strings.TrimSuffix(fin.Message, ".") + "."
-		}
-		p.RemovedAs, p.RemovedFrom = &Event{Type: "Normal", Reason: courier.EventFinished, Message: msg}, placed
 	}
 	return p
 }
@@ -184,8 +176,13 @@ func planPlacedEnd(o Observed, p Plan, c string, fin *metav1.Condition) Plan {
 	// The final status is read from the worker even when the job copy is
 	// not in the cache (its informer may lag the Workload's): the Workload
 	// finishes only after it is on the manager, or the copy is known gone.
-	if r := o.Remotes[c]; !r.FinalMirrored {
+	r := o.Remotes[c]
+	if !r.FinalMirrored {
 		p.FinalSync, p.FinalFrom = c, r.finishedCopy()
+	}
+	if wait := kueueFinishesIn(o, r); wait > 0 {
+		p.RequeueAfter = Soonest(p.RequeueAfter, wait)
+		return p
 	}
 	msg := finishedOn(c)
 	p.Status = &StatusChange{
@@ -197,6 +194,32 @@ func planPlacedEnd(o Observed, p Plan, c string, fin *metav1.Condition) Plan {
 	}
 	p.Events = append(p.Events, Event{Type: "Normal", Reason: courier.EventFinished, Message: msg + " " + fin.Message})
 	return p
+}
+
+// KueueFinishGrace is how long Courier leaves the Workload of a job whose
+// final status it mirrored to the manager's Kueue, which finishes it from
+// that status as it does any job's, before it writes Finished itself.
+// Writing it at once too costs the manager a status write per job, and
+// often a conflict with Kueue's own.
+const KueueFinishGrace = 10 * time.Second
+
+// kueueFinishesIn is how long the placed worker's end waits for the
+// manager's Kueue to finish the Workload, from the job status mirrored
+// with the final sync: the copy must show the job's end, the check be
+// Ready (a Workload not admitted yet is no job Kueue follows), and the
+// Workload not be ending on the manager (evicted, deactivated, its quota
+// released, being deleted), where the job's end must be written before
+// anything else is. 0 when Courier writes Finished now, also once the
+// grace ran out.
+func kueueFinishesIn(o Observed, r Remote) time.Duration {
+	wl := o.Workload
+	if !r.HasJob || !r.JobOutcome.Finished || !o.HasCheck || o.Check.State != kueue.CheckStateReady || leaving(wl) || !isActive(wl) {
+		return 0
+	}
+	if !r.FinalMirrored {
+		return KueueFinishGrace
+	}
+	return max(r.FinalMirroredAt.Add(KueueFinishGrace).Sub(o.Now), 0)
 }
 
 // leftWorker says why the job no longer runs on worker c, whose copies
@@ -240,6 +263,8 @@ func planRunning(o Observed, p Plan, c string) Plan {
 		p.RequeueAfter = Soonest(p.RequeueAfter, unseenCopyRecheck)
 	case !r.HasJob:
 		p.CreateJob = c
+	case !r.JobMirrored && r.MirrorIn > 0:
+		p.RequeueAfter = Soonest(p.RequeueAfter, r.MirrorIn)
 	case !r.JobMirrored:
 		p.SyncJob = c
 	}

@@ -72,7 +72,9 @@ func TestPlanFinalSyncSource(t *testing.T) {
 		"the cached copy shows the end: mirrored from it": {
 			o: Observed{Workload: placed, Check: readyCheck, Placement: &workload.Placement{Cluster: "a"}, Health: connected,
 				Remotes: map[string]Remote{"a": {Workload: succeeded, HasJob: true, JobMirrored: true, JobOutcome: adapter.Outcome{Finished: true}, JobCopy: cached}}},
-			want: finish(cached),
+			// The manager's Kueue finishes the Workload from the status
+			// mirrored; Courier looks again after the grace.
+			want: Plan{FinalSync: "a", FinalFrom: cached, RequeueAfter: KueueFinishGrace},
 		},
 		"the cached copy still runs: the worker is read": {
 			o: Observed{Workload: placed, Check: readyCheck, Placement: &workload.Placement{Cluster: "a"}, Health: connected,

@@ -66,11 +66,10 @@ type Plan struct {
 	Status *StatusChange
 	// Events are recorded after the status write.
 	Events []Event
-	// RemovedAs, if set, reports the removal of worker RemovedFrom's copies
-	// instead of a RemoteDeleted event: the finish Kueue wrote before
-	// Courier said it, once, with the pass that removes the placed copies.
-	RemovedAs   *Event
-	RemovedFrom string
+	// QuietRemoval: the copies go as a finished Workload's do, which no
+	// event reports; the finish itself is Kueue's event on the job, or
+	// Courier's Finished when Courier wrote it.
+	QuietRemoval bool
 	// RequeueAfter asks for another look at this time, if set.
 	RequeueAfter time.Duration
 	// Recheck asks for another look at this time, if set, whatever the

@@ -101,6 +101,11 @@ func TestPlanPlaced(t *testing.T) {
 				Remotes: map[string]Remote{"a": {Workload: copyOf().Admit(t0).Obj(), HasJob: true}}},
 			want: Plan{SyncJob: "a"},
 		},
+		"running, its status changed within statusMirrorDelay of the last mirror: mirrored once the delay is out": {
+			o: Observed{Workload: placed().Obj(), Check: readyCheck, Placement: &workload.Placement{Cluster: "a"}, Health: connected,
+				Remotes: map[string]Remote{"a": {Workload: copyOf().Admit(t0).Obj(), HasJob: true, MirrorIn: 700 * time.Millisecond}}},
+			want: Plan{RequeueAfter: 700 * time.Millisecond},
+		},
 		"recorded but the job is missing (the create failed): create it, then Ready": {
 			o: Observed{Workload: local().Nominated("a", "b").Obj(), Check: pendingCheck, Placement: &workload.Placement{Cluster: "a"}, Health: connected,
 				Remotes: map[string]Remote{"a": {Workload: copyOf().Admit(t0).Obj()}}},
@@ -168,11 +173,24 @@ func TestPlanPlaced(t *testing.T) {
 			o: Observed{Workload: placed().Obj(), Check: readyCheck, Placement: &workload.Placement{Cluster: "a"}, Health: connected,
 				Remotes: map[string]Remote{"a": {HasJob: true, JobMirrored: true, JobOutcome: adapter.Outcome{Finished: true, Message: "done"},
 					Workload: copyOf().Admit(t0).Condition(kueue.WorkloadEvicted, metav1.ConditionTrue, "Deactivated", t0).Obj()}}},
+			// The job's end mirrored, the manager's Kueue finishes it.
+			want: Plan{FinalSync: "a", RequeueAfter: KueueFinishGrace},
+		},
+		"the job's end mirrored a moment ago: the manager's Kueue is given the rest of the grace": {
+			o: Observed{Now: t0.Add(4 * time.Second), Workload: placed().Obj(), Check: readyCheck, Placement: &workload.Placement{Cluster: "a"}, Health: connected,
+				Remotes: map[string]Remote{"a": {HasJob: true, JobMirrored: true, FinalMirrored: true, FinalMirroredAt: t0, JobOutcome: adapter.Outcome{Finished: true, Message: "done"},
+					Workload: copyOf().Admit(t0).Condition(kueue.WorkloadFinished, metav1.ConditionTrue, "Succeeded", t0).Obj()}}},
+			want: Plan{RequeueAfter: KueueFinishGrace - 4*time.Second},
+		},
+		"the job's end mirrored, the manager's Workload deactivated meanwhile: Finished written at once": {
+			o: Observed{Workload: placed().Active(false).Obj(), Check: readyCheck, Placement: &workload.Placement{Cluster: "a"}, Health: connected,
+				Remotes: map[string]Remote{"a": {HasJob: true, JobMirrored: true, JobOutcome: adapter.Outcome{Finished: true, Message: "done"},
+					Workload: copyOf().Admit(t0).Condition(kueue.WorkloadFinished, metav1.ConditionTrue, "Succeeded", t0).Obj()}}},
 			want: Plan{
 				FinalSync: "a",
 				Status: &StatusChange{State: kueue.CheckStateReady, ClusterName: ptr.To("a"), Message: `The workload finished on worker "a".`,
-					Finished: &metav1.Condition{Type: kueue.WorkloadFinished, Status: metav1.ConditionTrue, Reason: "Succeeded", Message: "done"}},
-				Events: []Event{{Type: "Normal", Reason: "Finished", Message: `The workload finished on worker "a". done`}},
+					Finished: &metav1.Condition{Type: kueue.WorkloadFinished, Status: metav1.ConditionTrue, Reason: "Succeeded", Message: "Succeeded"}},
+				Events: []Event{{Type: "Normal", Reason: "Finished", Message: `The workload finished on worker "a". Succeeded`}},
 			},
 		},
 		"the worker refused the job before it ran, its copies removed: the placement goes, not through Kueue's requeue": {
@@ -195,21 +213,21 @@ func TestPlanPlaced(t *testing.T) {
 			o:    Observed{Workload: placed().Obj(), Check: readyCheck, Placement: &workload.Placement{Cluster: "a"}, Health: connected, Remotes: map[string]Remote{}},
 			want: moved("CopyGone", `The workload's copy on worker "a" is gone; dispatching the workload again.`),
 		},
-		"the worker's Workload removed, the job copy says it completed: finished": {
+		"the worker's Workload removed, the job copy says it completed, the manager's Kueue silent for the grace: finished": {
 			o: Observed{Workload: placed().Obj(), Check: readyCheck, Placement: &workload.Placement{Cluster: "a"}, Health: connected,
-				Remotes: map[string]Remote{"a": {HasJob: true, JobOutcome: adapter.Outcome{Finished: true, Message: "done"}}}},
+				Now:     t0.Add(KueueFinishGrace),
+				Remotes: map[string]Remote{"a": {HasJob: true, FinalMirrored: true, FinalMirroredAt: t0, JobOutcome: adapter.Outcome{Finished: true, Message: "done"}}}},
 			want: Plan{
-				FinalSync: "a",
 				Status: &StatusChange{State: kueue.CheckStateReady, ClusterName: ptr.To("a"), Message: `The workload finished on worker "a".`,
 					Finished: &metav1.Condition{Type: kueue.WorkloadFinished, Status: metav1.ConditionTrue, Reason: "Succeeded", Message: "done"}},
 				Events: []Event{{Type: "Normal", Reason: "Finished", Message: `The workload finished on worker "a". done`}},
 			},
 		},
-		"the worker's Workload removed, the job copy says it failed: finished, Failed": {
+		"the worker's Workload removed, the job copy says it failed, the manager's Kueue silent for the grace: finished, Failed": {
 			o: Observed{Workload: placed().Obj(), Check: readyCheck, Placement: &workload.Placement{Cluster: "a"}, Health: connected,
-				Remotes: map[string]Remote{"a": {HasJob: true, JobOutcome: adapter.Outcome{Finished: true, Failed: true, Message: "oom"}}}},
+				Now:     t0.Add(KueueFinishGrace),
+				Remotes: map[string]Remote{"a": {HasJob: true, FinalMirrored: true, FinalMirroredAt: t0, JobOutcome: adapter.Outcome{Finished: true, Failed: true, Message: "oom"}}}},
 			want: Plan{
-				FinalSync: "a",
 				Status: &StatusChange{State: kueue.CheckStateReady, ClusterName: ptr.To("a"), Message: `The workload finished on worker "a".`,
 					Finished: &metav1.Condition{Type: kueue.WorkloadFinished, Status: metav1.ConditionTrue, Reason: "Failed", Message: "oom"}},
 				Events: []Event{{Type: "Normal", Reason: "Finished", Message: `The workload finished on worker "a". oom`}},
@@ -340,7 +358,6 @@ func TestPlanUnplaced(t *testing.T) {
 				Create: []string{"a", "b"},
 				Status: &StatusChange{State: kueue.CheckStatePending, Nominated: []string{"a", "b"},
 					Message: "Waiting for a nominated worker to admit the workload. Nominated a, b (best 2 of 2)."},
-				Events: []Event{{Type: "Normal", Reason: "Nominated", Message: "Copied the workload to a, b. Nominated a, b (best 2 of 2)."}},
 			},
 		},
 		"an unusable candidate is not nominated and its copy goes": {
@@ -406,8 +423,7 @@ func TestPlanUnplaced(t *testing.T) {
 		"a winner not yet nominated is nominated first": {
 			o: Observed{Workload: local().Obj(), Check: pendingCheck, Candidates: both, Health: connected,
 				Remotes: map[string]Remote{"a": {Workload: copyOf().Admit(t0).Obj()}}},
-			want: Plan{Status: &StatusChange{State: kueue.CheckStatePending, Nominated: []string{"a"}}, RequeueAfter: time.Second,
-				Events: []Event{{Type: "Normal", Reason: "Nominated", Message: "Copied the workload to a, b. Nominated a, b (best 2 of 2)."}}},
+			want: Plan{Status: &StatusChange{State: kueue.CheckStatePending, Nominated: []string{"a"}}, RequeueAfter: time.Second},
 		},
 		"other admission checks not Ready: nothing leaves the manager": {
 			o: Observed{Workload: local().Nominated("a").Obj(), Check: pendingCheck, Candidates: both, Health: connected, ChecksNotReady: []string{"approval"},
@@ -430,7 +446,6 @@ func TestPlanUnplaced(t *testing.T) {
 				Create: []string{"b"},
 				Status: &StatusChange{State: kueue.CheckStatePending, Nominated: []string{"b"},
 					Message: "Waiting for a nominated worker to admit the workload. Nominated b (best of 2; 1 more eligible in later rounds)."},
-				Events:       []Event{{Type: "Normal", Reason: "Nominated", Message: "Copied the workload to b. Nominated b (best of 2; 1 more eligible in later rounds)."}},
 				RequeueAfter: nominationRecheck,
 			},
 		},
@@ -453,7 +468,6 @@ func TestPlanUnplaced(t *testing.T) {
 				Status: &StatusChange{State: kueue.CheckStatePending, Nominated: []string{"a"},
 					Message: "Waiting for a nominated worker to admit the workload. Nominated a (best of 2). Passed over: b: the policy's filter failed: no such key: zone."},
 				Events: []Event{
-					{Type: "Normal", Reason: "Nominated", Message: "Copied the workload to a. Nominated a (best of 2). Passed over: b: the policy's filter failed: no such key: zone."},
 					{Type: "Warning", Reason: "PlacementError", Cluster: "b", Message: `Cluster "b" is not eligible: filter: no such key: zone.`},
 				},
 			},
@@ -528,7 +542,6 @@ func TestPlanUnplaced(t *testing.T) {
 				Create: []string{"b"},
 				Status: &StatusChange{State: kueue.CheckStatePending, Nominated: []string{"b"},
 					Message: "Waiting for a nominated worker to admit the workload. Nominated b (best of 2). Passed over: a: no room for the worker's runtimePatch."},
-				Events: []Event{{Type: "Normal", Reason: "Nominated", Message: "Copied the workload to b. Nominated b (best of 2). Passed over: a: no room for the worker's runtimePatch."}},
 			},
 		},
 		"every worker refuses the job as it is: Rejected, saying why for each": {

@@ -131,8 +131,7 @@ func TestPlanMovesExhausted(t *testing.T) {
 		"as many moves, for several reasons: dispatched as usual": {
 			o: observed(courier.RejectWhenMovesExhausted, moves("Preempted", "Fenced", "Preempted", "Preempted")),
 			want: Plan{Status: &StatusChange{State: kueue.CheckStatePending, Nominated: []string{"b"},
-				Message: "Waiting for a nominated worker to admit the workload. Nominated b (best of 1)."},
-				Events: []Event{{Type: "Normal", Reason: courier.EventNominated, Message: "Copied the workload to b. Nominated b (best of 1)."}}},
+				Message: "Waiting for a nominated worker to admit the workload. Nominated b (best of 1)."}},
 		},
 	}
 	for name, tc := range cases {

@@ -93,8 +93,7 @@ func TestUnseenCopiesAreNotCreatedAgain(t *testing.T) {
 			o: Observed{Now: now, Workload: local().Obj(), Check: pendingCheck, HasCheck: true, Candidates: both, Health: connected,
 				Remotes: map[string]Remote{"a": {UnseenWorkload: true}, "b": {}}, Decision: &placement.Decision{Nominate: []string{"a", "b"}}},
 			want: Plan{Create: []string{"b"}, RequeueAfter: unseenCopyRecheck,
-				Status: &StatusChange{State: "Pending", Message: "Waiting for a nominated worker to admit the workload. ", Nominated: []string{"a", "b"}},
-				Events: []Event{{Type: "Normal", Reason: "Nominated", Message: "Copied the workload to a, b. "}}},
+				Status: &StatusChange{State: "Pending", Message: "Waiting for a nominated worker to admit the workload. ", Nominated: []string{"a", "b"}}},
 		},
 		"the job created on the placed worker, not shown: no second create, the check Ready": {
 			o: Observed{Now: now, Workload: local().ClusterName("a").Obj(), Check: pendingCheck, HasCheck: true, Placement: &workload.Placement{Cluster: "a"}, Health: connected,

@@ -205,8 +205,17 @@ func recheckIn(o Observed, nominated, create []string) time.Duration {
 const nominationRecheck = 2 * time.Second
 
 // nominationEvents report a nomination that changed: the workers that got
-// a copy, why, and the clusters the policy's CEL failed on.
+// a copy, why, and the clusters the policy's CEL failed on. A workload's
+// first nomination has no event of its own: the check message and
+// status.nominatedClusterNames say where its copies went, and the
+// Dispatched event follows it in most cases within seconds. Each event is
+// a write to the manager, and this one would be the third of every job's.
+// A nomination that widens or moves does have one: it is history the
+// status does not keep.
 func nominationEvents(o Observed, clusters []string) []Event {
+	if len(o.Workload.Status.NominatedClusterNames) == 0 {
+		return placementErrors(o)
+	}
 	why := ""
 	if o.Decision != nil {
 		why = " " + o.Decision.Message

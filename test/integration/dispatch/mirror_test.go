@@ -3,6 +3,7 @@ package dispatch
 import (
 	"context"
 	"sync"
+	"time"
 
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 	. "github.com/onsi/ginkgo/v2"
@@ -14,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
+	courierv1alpha1 "github.com/courierdev/courier/api/v1alpha1"
 	"github.com/courierdev/courier/test/integration/kueuesim"
 )
 
@@ -83,5 +85,42 @@ var _ = Describe("Mirroring a dispatched job's status", func() {
 			g.Expect(meta.IsStatusConditionTrue(local.Status.Conditions, trainer.TrainJobComplete)).To(BeTrue())
 			g.Expect(meta.IsStatusConditionTrue(sim.ManagerWorkload(ctx, g, wl).Status.Conditions, kueue.WorkloadFinished)).To(BeTrue())
 		}).Should(Succeed())
+	})
+
+	It("leaves finishing the Workload to the manager's Kueue once the job's end is mirrored, then removes the copies", func(ctx context.Context) {
+		worker := env.Workers[0]
+		tj := trainJob(ns).Obj()
+		wl := dispatchTo(ctx, tj, worker)
+		remote := expectTrainJobOnlyOn(ctx, tj, worker)
+
+		By("ending the job on the worker")
+		meta.SetStatusCondition(&remote.Status.Conditions, metav1.Condition{Type: trainer.TrainJobComplete, Status: metav1.ConditionTrue, Reason: "JobsCompleted", Message: "done"})
+		Expect(worker.Client.Status().Update(ctx, remote)).To(Succeed())
+		kueuesim.SetRemoteCondition(ctx, worker, wl, metav1.Condition{Type: kueue.WorkloadFinished, Status: metav1.ConditionTrue, Reason: kueue.WorkloadFinishedReasonSucceeded, Message: "Job finished successfully"})
+		Eventually(func(g Gomega) {
+			local := &trainer.TrainJob{}
+			g.Expect(env.Manager.Client.Get(ctx, client.ObjectKeyFromObject(tj), local)).To(Succeed())
+			g.Expect(meta.IsStatusConditionTrue(local.Status.Conditions, trainer.TrainJobComplete)).To(BeTrue())
+		}).Should(Succeed())
+
+		By("writing no Finished of Courier's own while the manager's Kueue may still finish it from that status")
+		Consistently(func(g Gomega) {
+			g.Expect(meta.IsStatusConditionTrue(sim.ManagerWorkload(ctx, g, wl).Status.Conditions, kueue.WorkloadFinished)).To(BeFalse())
+		}).WithTimeout(5 * time.Second).Should(Succeed())
+
+		By("removing the copies once Kueue finished it, without an event of Courier's")
+		kueuesim.UpdateStatus(ctx, env.Manager, wl, func(w *kueue.Workload) {
+			meta.SetStatusCondition(&w.Status.Conditions, metav1.Condition{Type: kueue.WorkloadFinished, Status: metav1.ConditionTrue,
+				Reason: kueue.WorkloadFinishedReasonSucceeded, Message: "Job finished successfully"})
+		})
+		Eventually(func(g Gomega) {
+			g.Expect(kueuesim.Read(ctx, g, worker, tj)).To(BeNil())
+			g.Expect(kueuesim.Read(ctx, g, worker, wl)).To(BeNil())
+		}).Should(Succeed())
+		reasons := eventReasons(ctx, Default, wl)
+		Expect(reasons).NotTo(ContainElement(courierv1alpha1.EventFinished))
+		Expect(reasons).NotTo(ContainElement(courierv1alpha1.EventRemoteDeleted))
+		got := sim.ManagerWorkload(ctx, Default, wl)
+		Expect(meta.FindStatusCondition(got.Status.Conditions, kueue.WorkloadFinished).Message).To(Equal("Job finished successfully"), "Kueue's Finished stands")
 	})
 })
