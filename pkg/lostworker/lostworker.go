@@ -127,7 +127,12 @@ func FenceAnswered(wc *courier.WorkerCluster) bool {
 // the manager; and otherwise when to look again (0 for never). The worker
 // is out of reach, a fence answered there, and the fault is not Courier's
 // own; it is given up FenceMargin before its jobs may move,
-// workerLostTimeout after Courier's last heartbeat there (or its start).
+// workerLostTimeout after Courier's last heartbeat there (or its start),
+// and no sooner than SelfFaultWindow after Courier counted it out of reach:
+// a fault of Courier's own takes the other workers out of reach within
+// that window, but Courier counts each as its own health checks fail, some
+// seconds apart, and the first one counted must not be given up before
+// the others are, which a short workerLostTimeout would otherwise allow.
 func Revoke(wc *courier.WorkerCluster, connected bool, lastHeartbeat, now time.Time, selfFault string, s Settings) (bool, time.Duration) {
 	if connected || PolicyOf(wc, s) != courier.LostWorkerFenced || !FenceAnswered(wc) || selfFault != "" {
 		return false, 0
@@ -136,6 +141,11 @@ func Revoke(wc *courier.WorkerCluster, connected bool, lastHeartbeat, now time.T
 		return false, 0 // Never connected, or connecting: no job of it runs.
 	}
 	due := Clamp(lastHeartbeat, s).Add(s.Timeout - s.FenceMargin)
+	if ds := wc.Status.DisconnectedSince; ds != nil {
+		if seen := Clamp(ds.Time, s).Add(s.SelfFaultWindow); seen.After(due) {
+			due = seen
+		}
+	}
 	if wait := due.Sub(now); wait > 0 {
 		return false, wait
 	}

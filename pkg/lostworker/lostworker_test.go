@@ -100,7 +100,12 @@ func TestRevoke(t *testing.T) {
 			return w
 		}(),
 			heartbeat: t0, now: t0.Add(time.Hour)},
-		"no heartbeat since Courier started: counted from the start": {wc: lost(), now: settings.Started.Add(5 * time.Minute), wantWait: 5 * time.Minute},
+		"no heartbeat since Courier started: counted from the start": {wc: worker("a", settings.Started, courier.ReasonUnreachable, true),
+			now: settings.Started.Add(5 * time.Minute), wantWait: 5 * time.Minute},
+		"counted out of reach moments ago, the timeout less the fence margin over: not before the self-fault window is": {
+			wc: lost(), heartbeat: t0.Add(-20 * time.Minute), now: t0.Add(30 * time.Second), wantWait: 90 * time.Second},
+		"counted out of reach for the self-fault window, the timeout less the fence margin over": {
+			wc: lost(), heartbeat: t0.Add(-20 * time.Minute), now: t0.Add(2 * time.Minute), want: true},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

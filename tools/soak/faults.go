@@ -19,8 +19,8 @@ import (
 	"github.com/courierdev/courier/tools/localcluster"
 )
 
-// How long the faults last, besides the pause longer than
-// workerLostTimeout, which lasts that plus pauseLongExtra.
+// How long the faults last, besides those meant to have jobs moved (the
+// long pause, partition, hang), which last movesAfter plus pauseLongExtra.
 const (
 	pauseShortFor  = 10 * time.Second
 	pauseLongExtra = 20 * time.Second
@@ -198,7 +198,7 @@ func (in *injector) inject(ctx context.Context, f *Fault) (string, error) {
 	case PauseShort:
 		return in.pauseAPIServer(ctx, f, pauseShortFor)
 	case PauseLong:
-		return in.pauseAPIServer(ctx, f, in.lostTimeout+pauseLongExtra)
+		return in.pauseAPIServer(ctx, f, in.movesAfter()+pauseLongExtra)
 	case APIServerKill, ManagerKill: // The manager's target is its cluster's name.
 		return in.killAPIServer(ctx, f)
 	case CourierKill:
@@ -237,9 +237,9 @@ func (in *injector) inject(ctx context.Context, f *Fault) (string, error) {
 	case ForbiddenPatch:
 		return in.forbiddenPatch(ctx)
 	case Partition:
-		return in.breakLinks(ctx, []string{f.Target}, faultproxy.Partition, in.lostTimeout+pauseLongExtra)
+		return in.breakLinks(ctx, []string{f.Target}, faultproxy.Partition, in.movesAfter()+pauseLongExtra)
 	case Hang:
-		return in.breakLinks(ctx, []string{f.Target}, faultproxy.Hang, in.lostTimeout+pauseLongExtra)
+		return in.breakLinks(ctx, []string{f.Target}, faultproxy.Hang, in.movesAfter()+pauseLongExtra)
 	case SlowLink:
 		return in.slowLink(ctx, w)
 	case CutOffAll:

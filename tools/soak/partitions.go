@@ -44,7 +44,16 @@ func (in *injector) outlive(k Kind) time.Duration {
 	if k == RestartAfterDown {
 		return in.lostTimeout + pauseLongExtra + restartBack + 10*time.Second
 	}
-	return in.lostTimeout + pauseLongExtra + 10*time.Second
+	return in.movesAfter() + pauseLongExtra + 10*time.Second
+}
+
+// movesAfter bounds how long a worker is out of Courier's reach before
+// its jobs may move: workerLostTimeout after the last heartbeat, but the
+// worker is given up no sooner than the self-fault window after Courier
+// counted it out of reach, and its jobs move the fence's margin after
+// that (lostworker.Revoke).
+func (in *injector) movesAfter() time.Duration {
+	return in.lostTimeout + selfFaultWindow
 }
 
 // runner is a job running on a worker, with the run time it has left.
