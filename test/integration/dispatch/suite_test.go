@@ -67,6 +67,10 @@ var _ = BeforeSuite(func(ctx context.Context) {
 		// fenced_test.go, which set a worker's own.
 		c.LostWorkerPolicy = courierv1alpha1.LostWorkerTimeout
 		c.Fence = suiteFence
+		// Courier gives a worker up no sooner than the self-fault window
+		// after it counted it out of reach; the fenced specs wait for that,
+		// and cut off one worker at a time.
+		c.SelfFault = &configv1alpha1.SelfFault{Window: &metav1.Duration{Duration: 5 * time.Second}}
 		c.GCInterval = &metav1.Duration{Duration: 5 * time.Second}
 	})
 	Expect(err).NotTo(HaveOccurred())
