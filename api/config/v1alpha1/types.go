@@ -64,12 +64,14 @@ type Configuration struct {
 	DispatchConcurrency *int32 `json:"dispatchConcurrency,omitempty"`
 
 	// StatusMirrorDelay is how long a change of a running job copy's
-	// status on a worker may wait before Courier mirrors it to the
-	// manager's job, and the least time between two such mirrors of one
-	// job, so that the changes a starting job makes one after another (pods
-	// created, running, ready) cost one or two writes to the manager
-	// instead of one each. A status that ends the job is mirrored at once.
-	// 0 mirrors each change at once. Defaults to 5s; at most 1m.
+	// conditions on a worker may wait before Courier mirrors the copy's
+	// status to the manager's job, and the least time between two such
+	// mirrors of one job, so that the changes a starting job makes one
+	// after another cost one or two writes to the manager instead of one
+	// each. A change that leaves the conditions as they were (counts of
+	// pods) waits six times as long. A status that ends the job is
+	// mirrored at once. 0 mirrors each change at once. Defaults to 5s; at
+	// most 1m.
 	// +optional
 	StatusMirrorDelay *metav1.Duration `json:"statusMirrorDelay,omitempty"`
 

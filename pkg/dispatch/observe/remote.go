@@ -15,6 +15,7 @@ import (
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
 	courier "github.com/courierdev/courier/api/v1alpha1"
+	"github.com/courierdev/courier/pkg/adapter"
 	"github.com/courierdev/courier/pkg/cluster"
 	"github.com/courierdev/courier/pkg/dispatch/expect"
 	"github.com/courierdev/courier/pkg/dispatch/plan"
@@ -126,9 +127,12 @@ func (ob *Observer) jobCopyState(ctx context.Context, remote *cluster.Remote, wl
 
 // mirrorIn is how long the changed status of a running job's copy waits
 // before it is mirrored: until StatusMirrorDelay after the copy was made or
-// after the last mirror, whichever is later. A starting job's status
-// changes several times in a few seconds, and each pass the peers' writes
-// bring would otherwise mirror each step; the job's end is never held.
+// after the last mirror, whichever is later, when the job's conditions
+// changed, and progressMirrorFactor times as long when only its counts of
+// pods did. A starting job's status changes several times in a few
+// seconds, and a running one's counts move with each pod: mirroring each
+// step would be a write to the manager each, while the conditions are what
+// tell its phase. The job's end is never held.
 func (ob *Observer) mirrorIn(job workload.Job, copy *unstructured.Unstructured, now time.Time) time.Duration {
 	if ob.StatusMirrorDelay <= 0 {
 		return 0
@@ -137,8 +141,17 @@ func (ob *Observer) mirrorIn(job workload.Job, copy *unstructured.Unstructured, 
 	if at, ok := ob.Expectations.StatusMirroredAt(job.Obj.GetUID(), now); ok && at.After(since) {
 		since = at
 	}
-	return max(since.Add(ob.StatusMirrorDelay).Sub(now), 0)
+	wait := ob.StatusMirrorDelay
+	if !adapter.ConditionsDiffer(job.Obj, copy) {
+		wait *= progressMirrorFactor
+	}
+	return max(since.Add(wait).Sub(now), 0)
 }
+
+// progressMirrorFactor stretches statusMirrorDelay for a change of a
+// running job's status that leaves its conditions as they were: 30 s by
+// default.
+const progressMirrorFactor = 6
 
 // heldBy names the finalizers that hold obj, of kind, while it is being
 // deleted, and since when: a job copy, or the dependent that ran a deleted

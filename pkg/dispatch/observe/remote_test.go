@@ -172,38 +172,52 @@ func TestHealthCountsNoLossFromBeforeCourierStarted(t *testing.T) {
 }
 
 func TestMirrorIn(t *testing.T) {
+	resumed := []any{map[string]any{"type": "Suspended", "status": "False", "reason": "Resumed"}}
 	cases := map[string]struct {
 		delay    time.Duration
 		created  time.Time
 		mirrored time.Time
-		want     time.Duration
+		// manager and copy are the jobs' conditions; the copy's counts of
+		// pods always differ.
+		manager, copy []any
+		want          time.Duration
 	}{
 		"no delay configured: at once": {
 			created: t0, want: 0,
 		},
 		"a copy made moments ago, never mirrored: waits out the delay from its creation": {
-			delay: 5 * time.Second, created: t0.Add(-2 * time.Second), want: 3 * time.Second,
+			delay: 5 * time.Second, created: t0.Add(-2 * time.Second), copy: resumed, want: 3 * time.Second,
 		},
 		"a copy older than the delay, never mirrored: at once": {
-			delay: 5 * time.Second, created: t0.Add(-time.Minute), want: 0,
+			delay: 5 * time.Second, created: t0.Add(-time.Minute), copy: resumed, want: 0,
 		},
 		"mirrored a second ago: waits out the delay from that mirror": {
-			delay: 5 * time.Second, created: t0.Add(-time.Minute), mirrored: t0.Add(-time.Second), want: 4 * time.Second,
+			delay: 5 * time.Second, created: t0.Add(-time.Minute), mirrored: t0.Add(-time.Second), copy: resumed, want: 4 * time.Second,
 		},
 		"mirrored longer ago than the delay: at once": {
-			delay: 5 * time.Second, created: t0.Add(-time.Minute), mirrored: t0.Add(-10 * time.Second), want: 0,
+			delay: 5 * time.Second, created: t0.Add(-time.Minute), mirrored: t0.Add(-10 * time.Second), copy: resumed, want: 0,
+		},
+		"only the counts changed, mirrored 10 s ago: waits six times the delay from that mirror": {
+			delay: 5 * time.Second, created: t0.Add(-time.Minute), mirrored: t0.Add(-10 * time.Second), manager: resumed, copy: resumed, want: 20 * time.Second,
+		},
+		"only the counts changed, mirrored longer ago than six times the delay: at once": {
+			delay: 5 * time.Second, created: t0.Add(-time.Minute), mirrored: t0.Add(-31 * time.Second), manager: resumed, copy: resumed, want: 0,
+		},
+		"neither shows a condition yet: counts wait six times the delay from the creation": {
+			delay: 5 * time.Second, created: t0.Add(-2 * time.Second), want: 28 * time.Second,
 		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			ob := newObserver(workers.Remotes{})
 			ob.StatusMirrorDelay = tc.delay
-			job := &unstructured.Unstructured{}
+			job := &unstructured.Unstructured{Object: map[string]any{"status": map[string]any{"conditions": tc.manager}}}
 			job.SetUID("job-uid")
 			if !tc.mirrored.IsZero() {
 				ob.Expectations.StatusMirrored(job.GetUID(), tc.mirrored)
 			}
-			copy := &unstructured.Unstructured{}
+			copy := &unstructured.Unstructured{Object: map[string]any{"status": map[string]any{
+				"conditions": tc.copy, "jobsStatus": []any{map[string]any{"name": "node", "active": int64(1)}}}}}
 			copy.SetCreationTimestamp(metav1.NewTime(tc.created))
 			got := ob.mirrorIn(workload.Job{Obj: job}, copy, t0)
 			if diff := cmp.Diff(tc.want, got); diff != "" {

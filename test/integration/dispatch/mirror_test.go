@@ -67,14 +67,23 @@ var _ = Describe("Mirroring a dispatched job's status", func() {
 		Expect(env.Manager.Client.Get(ctx, client.ObjectKeyFromObject(tj), local)).To(Succeed())
 		seen := activeCounts(ctx, tj, local.ResourceVersion)
 
-		By("changing the copy's status five times within statusMirrorDelay (1s)")
-		for n := int32(1); n <= 5; n++ {
+		By("resuming the copy and changing its counts five times within statusMirrorDelay (5s)")
+		meta.SetStatusCondition(&remote.Status.Conditions, metav1.Condition{Type: trainer.TrainJobSuspended, Status: metav1.ConditionFalse, Reason: "Resumed", Message: "resumed"})
+		setActive := func(n int32) {
+			GinkgoHelper()
 			remote.Status.JobsStatus = []trainer.JobStatus{{Name: "node", Active: ptr.To(n),
 				Ready: ptr.To[int32](0), Succeeded: ptr.To[int32](0), Failed: ptr.To[int32](0), Suspended: ptr.To[int32](0)}}
 			Expect(worker.Client.Status().Update(ctx, remote)).To(Succeed())
 		}
+		for n := int32(1); n <= 5; n++ {
+			setActive(n)
+		}
 		Eventually(seen).Should(ContainElement(int32(5)))
 		Expect(seen()).To(Equal([]int32{5}), "the manager's TrainJob showed only the last of the changes")
+
+		By("holding a change of the counts alone for longer than statusMirrorDelay")
+		setActive(6)
+		Consistently(seen).WithTimeout(8*time.Second).Should(Equal([]int32{5}), "a change of the counts alone waits six times statusMirrorDelay")
 
 		By("mirroring the status that ends the job, then finishing the Workload")
 		meta.SetStatusCondition(&remote.Status.Conditions, metav1.Condition{Type: trainer.TrainJobComplete, Status: metav1.ConditionTrue, Reason: "JobsCompleted", Message: "done"})
@@ -83,8 +92,9 @@ var _ = Describe("Mirroring a dispatched job's status", func() {
 		Eventually(func(g Gomega) {
 			g.Expect(env.Manager.Client.Get(ctx, client.ObjectKeyFromObject(tj), local)).To(Succeed())
 			g.Expect(meta.IsStatusConditionTrue(local.Status.Conditions, trainer.TrainJobComplete)).To(BeTrue())
+			g.Expect(local.Status.JobsStatus).To(ContainElement(HaveField("Active", HaveValue(Equal(int32(6))))), "the end carries the counts held back")
 			g.Expect(meta.IsStatusConditionTrue(sim.ManagerWorkload(ctx, g, wl).Status.Conditions, kueue.WorkloadFinished)).To(BeTrue())
-		}).Should(Succeed())
+		}).WithTimeout(15 * time.Second).Should(Succeed())
 	})
 
 	It("leaves finishing the Workload to the manager's Kueue once the job's end is mirrored, then removes the copies", func(ctx context.Context) {
