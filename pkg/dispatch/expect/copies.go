@@ -62,13 +62,6 @@ func (e *Expectations) Mirrored(uid types.UID, now time.Time) {
 	}
 }
 
-// IsMirrored reports whether the job copy uid's final status is on the
-// manager: a pass that follows (after a conflict, say) need not read the
-// worker again.
-func (e *Expectations) IsMirrored(uid types.UID, now time.Time) bool {
-	return e.mirrored.has(uid, now)
-}
-
 // MirroredAt returns when the job copy uid's final status went to the
 // manager, if it did within MirroredTTL.
 func (e *Expectations) MirroredAt(uid types.UID, now time.Time) (time.Time, bool) {

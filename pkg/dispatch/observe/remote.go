@@ -100,7 +100,7 @@ func (ob *Observer) jobCopyState(ctx context.Context, remote *cluster.Remote, wl
 		rs.Stale, rs.OldJob = true, true
 		if out := job.Adapter.Outcome(copy); out.Finished && workload.JobCopyOf(copy, wl) {
 			rs.EarlierEnd, rs.JobCopy = &out, copy
-			rs.FinalMirrored = ob.Expectations.IsMirrored(copy.GetUID(), now)
+			rs.FinalMirroredAt, _ = ob.Expectations.MirroredAt(copy.GetUID(), now)
 		}
 	default:
 		// A copy someone else is deleting still says how the job ended.
@@ -110,7 +110,7 @@ func (ob *Observer) jobCopyState(ctx context.Context, remote *cluster.Remote, wl
 		}
 		rs.HasJob, rs.JobCopy = true, copy
 		rs.JobOutcome = job.Adapter.Outcome(copy)
-		rs.FinalMirroredAt, rs.FinalMirrored = ob.Expectations.MirroredAt(copy.GetUID(), now)
+		rs.FinalMirroredAt, _ = ob.Expectations.MirroredAt(copy.GetUID(), now)
 		if job.Obj != nil {
 			patch, err := job.Adapter.StatusPatch(job.Obj, copy)
 			rs.JobMirrored = err == nil && patch == nil

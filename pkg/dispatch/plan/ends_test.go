@@ -78,7 +78,7 @@ func TestPlanEnds(t *testing.T) {
 		"the manager's job ended from the placed worker's copy, Courier's Finished not written yet: finished there as usual": {
 			o: Observed{Now: t0.Add(KueueFinishGrace), Workload: local().ClusterName("a").Obj(), Check: readyCheck, Placement: &workload.Placement{Cluster: "a"}, Health: connected,
 				JobEnd: adapter.Outcome{Finished: true},
-				Remotes: map[string]Remote{"a": {HasJob: true, JobMirrored: true, FinalMirrored: true, FinalMirroredAt: t0, JobOutcome: adapter.Outcome{Finished: true},
+				Remotes: map[string]Remote{"a": {HasJob: true, JobMirrored: true, FinalMirroredAt: t0, JobOutcome: adapter.Outcome{Finished: true},
 					Workload: copyOf().Admit(t0).Condition(kueue.WorkloadFinished, metav1.ConditionTrue, "Succeeded", t0).Obj()}}},
 			want: Plan{
 				Status: &StatusChange{State: kueue.CheckStateReady, ClusterName: ptr.To("a"), Message: `The workload finished on worker "a".`,

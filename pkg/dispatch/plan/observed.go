@@ -113,17 +113,16 @@ type Remote struct {
 	// MirrorIn is how long the copy's changed status waits before it is
 	// mirrored, when the job runs: 0 for at once.
 	MirrorIn time.Duration
-	// FinalMirrored: Courier read the finished copy from the worker and
-	// mirrored it onto the manager's job, at FinalMirroredAt; no final sync
-	// is needed again.
-	FinalMirrored   bool
+	// FinalMirroredAt is when Courier read the finished copy from the
+	// worker and mirrored it onto the manager's job, zero if it has not: no
+	// final sync is needed again (finalMirrored).
 	FinalMirroredAt time.Time
 	// JobOutcome is how the job copy's status says it ended, if it did.
 	JobOutcome adapter.Outcome
 	// EarlierEnd is how a job copy an earlier admission of this Workload
 	// left there ended, if it did: it ran to its end before the manager's
 	// eviction, deactivation or preemption reached it. JobCopy is then that
-	// copy, and FinalMirrored says whether its status is on the manager.
+	// copy, and FinalMirroredAt says whether its status is on the manager.
 	EarlierEnd *adapter.Outcome
 	// Stale: a copy of an earlier manager Workload of the same name is
 	// there; it must go.
@@ -159,6 +158,10 @@ type Remote struct {
 	// Workload copy, while the informer does not show it open yet.
 	GateOpened *metav1.Time
 }
+
+// finalMirrored reports whether the finished copy's status is on the
+// manager's job.
+func (r Remote) finalMirrored() bool { return !r.FinalMirroredAt.IsZero() }
 
 func (r Remote) holdsCopies() bool { return r.Workload != nil || r.HasJob || r.Stale || r.OldJob }
 

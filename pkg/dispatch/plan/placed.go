@@ -29,7 +29,7 @@ func planFinished(o Observed) Plan {
 	// Removing a finished job's copies is routine, and each event is a
 	// write to the manager: none reports it.
 	p := Plan{Delete: withCopies(o.Remotes, ""), QuietRemoval: true}
-	if r := o.Remotes[placed]; r.HasJob && !r.JobMirrored && !r.FinalMirrored {
+	if r := o.Remotes[placed]; r.HasJob && !r.JobMirrored && !r.finalMirrored() {
 		p.FinalSync, p.FinalFrom = placed, r.finishedCopy()
 	}
 	if o.HasCheck && o.Check.State == kueue.CheckStatePending {
@@ -177,7 +177,7 @@ func planPlacedEnd(o Observed, p Plan, c string, fin *metav1.Condition) Plan {
 	// not in the cache (its informer may lag the Workload's): the Workload
 	// finishes only after it is on the manager, or the copy is known gone.
 	r := o.Remotes[c]
-	if !r.FinalMirrored {
+	if !r.finalMirrored() {
 		p.FinalSync, p.FinalFrom = c, r.finishedCopy()
 	}
 	if wait := kueueFinishesIn(o, r); wait > 0 {
@@ -216,7 +216,7 @@ func kueueFinishesIn(o Observed, r Remote) time.Duration {
 	if !r.HasJob || !r.JobOutcome.Finished || !o.HasCheck || o.Check.State != kueue.CheckStateReady || leaving(wl) || !isActive(wl) {
 		return 0
 	}
-	if !r.FinalMirrored {
+	if !r.finalMirrored() {
 		return KueueFinishGrace
 	}
 	return max(r.FinalMirroredAt.Add(KueueFinishGrace).Sub(o.Now), 0)
@@ -374,7 +374,7 @@ func planEndedFirst(o Observed) (Plan, bool) {
 		Status: &StatusChange{State: kueue.CheckStateReady, Message: msg, ClusterName: &c, Finished: fin},
 		Events: []Event{{Type: "Normal", Reason: courier.EventFinished, Message: msg + " " + fin.Message}},
 	}
-	if !r.FinalMirrored {
+	if !r.finalMirrored() {
 		p.FinalSync, p.FinalFrom = c, r.JobCopy
 	}
 	if !o.HasCheck {

@@ -178,7 +178,7 @@ func TestPlanPlaced(t *testing.T) {
 		},
 		"the job's end mirrored a moment ago: the manager's Kueue is given the rest of the grace": {
 			o: Observed{Now: t0.Add(4 * time.Second), Workload: placed().Obj(), Check: readyCheck, Placement: &workload.Placement{Cluster: "a"}, Health: connected,
-				Remotes: map[string]Remote{"a": {HasJob: true, JobMirrored: true, FinalMirrored: true, FinalMirroredAt: t0, JobOutcome: adapter.Outcome{Finished: true, Message: "done"},
+				Remotes: map[string]Remote{"a": {HasJob: true, JobMirrored: true, FinalMirroredAt: t0, JobOutcome: adapter.Outcome{Finished: true, Message: "done"},
 					Workload: copyOf().Admit(t0).Condition(kueue.WorkloadFinished, metav1.ConditionTrue, "Succeeded", t0).Obj()}}},
 			want: Plan{RequeueAfter: KueueFinishGrace - 4*time.Second},
 		},
@@ -216,7 +216,7 @@ func TestPlanPlaced(t *testing.T) {
 		"the worker's Workload removed, the job copy says it completed, the manager's Kueue silent for the grace: finished": {
 			o: Observed{Workload: placed().Obj(), Check: readyCheck, Placement: &workload.Placement{Cluster: "a"}, Health: connected,
 				Now:     t0.Add(KueueFinishGrace),
-				Remotes: map[string]Remote{"a": {HasJob: true, FinalMirrored: true, FinalMirroredAt: t0, JobOutcome: adapter.Outcome{Finished: true, Message: "done"}}}},
+				Remotes: map[string]Remote{"a": {HasJob: true, FinalMirroredAt: t0, JobOutcome: adapter.Outcome{Finished: true, Message: "done"}}}},
 			want: Plan{
 				Status: &StatusChange{State: kueue.CheckStateReady, ClusterName: ptr.To("a"), Message: `The workload finished on worker "a".`,
 					Finished: &metav1.Condition{Type: kueue.WorkloadFinished, Status: metav1.ConditionTrue, Reason: "Succeeded", Message: "done"}},
@@ -226,7 +226,7 @@ func TestPlanPlaced(t *testing.T) {
 		"the worker's Workload removed, the job copy says it failed, the manager's Kueue silent for the grace: finished, Failed": {
 			o: Observed{Workload: placed().Obj(), Check: readyCheck, Placement: &workload.Placement{Cluster: "a"}, Health: connected,
 				Now:     t0.Add(KueueFinishGrace),
-				Remotes: map[string]Remote{"a": {HasJob: true, FinalMirrored: true, FinalMirroredAt: t0, JobOutcome: adapter.Outcome{Finished: true, Failed: true, Message: "oom"}}}},
+				Remotes: map[string]Remote{"a": {HasJob: true, FinalMirroredAt: t0, JobOutcome: adapter.Outcome{Finished: true, Failed: true, Message: "oom"}}}},
 			want: Plan{
 				Status: &StatusChange{State: kueue.CheckStateReady, ClusterName: ptr.To("a"), Message: `The workload finished on worker "a".`,
 					Finished: &metav1.Condition{Type: kueue.WorkloadFinished, Status: metav1.ConditionTrue, Reason: "Failed", Message: "oom"}},

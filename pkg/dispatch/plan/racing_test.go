@@ -54,7 +54,7 @@ func TestPlanManagerEndRacingTheJobsEnd(t *testing.T) {
 		"its final status on the manager already: only the Workload finishes": {
 			o: Observed{Workload: local().Evicted(kueue.WorkloadEvictedByPreemption, 1).Obj(), Check: pendingCheck, HasCheck: true,
 				Placement: &workload.Placement{Cluster: "a"}, Evictions: 1, Health: connected,
-				Remotes: map[string]Remote{"a": {Stale: true, OldJob: true, EarlierEnd: done, JobCopy: ended, FinalMirrored: true}}},
+				Remotes: map[string]Remote{"a": {Stale: true, OldJob: true, EarlierEnd: done, JobCopy: ended, FinalMirroredAt: t0}}},
 			want: func() Plan { p := finishedOnA(kueue.CheckStateReady); p.FinalSync, p.FinalFrom = "", nil; return p }(),
 		},
 		"admitted again while the earlier copy still runs: it goes first, as before": {
