@@ -236,11 +236,12 @@ const (
 	// recorded, then the job created there; the check is Ready.
 	EventDispatched = "Dispatched"
 	// EventFinished: Courier finished the Workload as its worker did, after
-	// the final job status was mirrored: when the manager's Kueue had not
-	// finished it from that status within 10s, or at once when the worker's
-	// Workload ended without the job's status showing an end, or when the
-	// manager was evicting or deactivating it. A Workload the manager's Kueue
-	// finished, the usual way, has Kueue's event on its job instead.
+	// the final job status was mirrored, where the manager's Kueue could
+	// not: the worker's Workload ended without the job's status showing an
+	// end, or the manager was evicting or deactivating it. A Workload the
+	// manager's Kueue finished, the usual way, has Kueue's event on its job
+	// instead; one Courier finished because Kueue had not within 10s has
+	// no event, its Finished condition says it.
 	EventFinished = "Finished"
 	// EventRemoteEvicted: the worker evicted the workload or its copy
 	// vanished; the check goes Retry.

@@ -3,29 +3,45 @@ package adapter
 import (
 	"slices"
 	"strings"
+	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
-// ConditionsDiffer reports whether two jobs' status conditions differ in
-// any condition's type, status or reason: what tells a job's phase, as
-// opposed to its counts of pods. Times and messages do not count.
-func ConditionsDiffer(a, b *unstructured.Unstructured) bool {
-	return !slices.Equal(phaseOf(a), phaseOf(b))
+// PhaseChanged reports whether a job copy's conditions tell another phase
+// than the manager job's, by any condition's type, status or reason, and
+// when the copy's newest condition changed, zero if none says. Times,
+// messages and counts of pods do not count, nor does a Suspended condition
+// that is True: a copy is created suspended, and its worker's Kueue
+// resumes it once it admits it, moments later.
+func PhaseChanged(manager, copy *unstructured.Unstructured) (bool, time.Time) {
+	phase, at := phaseOf(copy)
+	before, _ := phaseOf(manager)
+	return !slices.Equal(phase, before), at
 }
 
-// phaseOf lists a job's conditions as "type/status/reason", sorted.
-func phaseOf(job *unstructured.Unstructured) []string {
+// phaseOf lists a job's conditions as "type/status/reason", sorted, and
+// returns the newest lastTransitionTime among them.
+func phaseOf(job *unstructured.Unstructured) ([]string, time.Time) {
 	conds, _, _ := unstructured.NestedFieldNoCopy(job.Object, "status", "conditions")
 	list, _ := conds.([]any)
 	out := make([]string, 0, len(list))
+	var newest time.Time
 	for _, c := range list {
 		m, _ := c.(map[string]any)
 		t, _ := m["type"].(string)
 		s, _ := m["status"].(string)
+		if t == "Suspended" && s == "True" {
+			continue
+		}
 		r, _ := m["reason"].(string)
 		out = append(out, strings.Join([]string{t, s, r}, "/"))
+		if ts, _ := m["lastTransitionTime"].(string); ts != "" {
+			if at, err := time.Parse(time.RFC3339, ts); err == nil && at.After(newest) {
+				newest = at
+			}
+		}
 	}
 	slices.Sort(out)
-	return out
+	return out, newest
 }

@@ -126,13 +126,15 @@ func (ob *Observer) jobCopyState(ctx context.Context, remote *cluster.Remote, wl
 }
 
 // mirrorIn is how long the changed status of a running job's copy waits
-// before it is mirrored: until StatusMirrorDelay after the copy was made or
-// after the last mirror, whichever is later, when the job's conditions
-// changed, and progressMirrorFactor times as long when only its counts of
-// pods did. A starting job's status changes several times in a few
-// seconds, and a running one's counts move with each pod: mirroring each
-// step would be a write to the manager each, while the conditions are what
-// tell its phase. The job's end is never held.
+// before it is mirrored. A copy whose conditions tell another phase than
+// the manager's job (see adapter.PhaseChanged) is mirrored StatusMirrorDelay
+// after the later of the copy's creation, the last mirror and the change
+// on the worker; any other change, of its counts of pods, waits
+// progressMirrorFactor times as long. A starting job's status changes
+// several times in a few seconds, and a running one's counts move with each
+// pod: mirroring each step would be a write to the manager each, and
+// waiting out the delay after a change lets a job that ends moments later
+// show both in one. The job's end is never held.
 func (ob *Observer) mirrorIn(job workload.Job, copy *unstructured.Unstructured, now time.Time) time.Duration {
 	if ob.StatusMirrorDelay <= 0 {
 		return 0
@@ -142,15 +144,20 @@ func (ob *Observer) mirrorIn(job workload.Job, copy *unstructured.Unstructured, 
 		since = at
 	}
 	wait := ob.StatusMirrorDelay
-	if !adapter.ConditionsDiffer(job.Obj, copy) {
+	changed, at := adapter.PhaseChanged(job.Obj, copy)
+	switch {
+	case !changed:
 		wait *= progressMirrorFactor
+	case at.After(since) && !at.After(now):
+		// A time ahead of this clock is the worker's skew, not a change
+		// still to come: it would hold the mirror for as long.
+		since = at
 	}
 	return max(since.Add(wait).Sub(now), 0)
 }
 
 // progressMirrorFactor stretches statusMirrorDelay for a change of a
-// running job's status that leaves its conditions as they were: 30 s by
-// default.
+// running job's status that leaves its phase as it was: 30 s by default.
 const progressMirrorFactor = 6
 
 // heldBy names the finalizers that hold obj, of kind, while it is being

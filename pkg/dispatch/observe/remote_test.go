@@ -172,7 +172,11 @@ func TestHealthCountsNoLossFromBeforeCourierStarted(t *testing.T) {
 }
 
 func TestMirrorIn(t *testing.T) {
-	resumed := []any{map[string]any{"type": "Suspended", "status": "False", "reason": "Resumed"}}
+	cond := func(typ, status, reason string, at time.Time) map[string]any {
+		return map[string]any{"type": typ, "status": status, "reason": reason, "lastTransitionTime": at.UTC().Format(time.RFC3339)}
+	}
+	resumedAt := func(at time.Time) []any { return []any{cond("Suspended", "False", "Resumed", at)} }
+	resumed := resumedAt(t0.Add(-time.Hour))
 	cases := map[string]struct {
 		delay    time.Duration
 		created  time.Time
@@ -186,9 +190,9 @@ func TestMirrorIn(t *testing.T) {
 			created: t0, want: 0,
 		},
 		"a copy made moments ago, never mirrored: waits out the delay from its creation": {
-			delay: 5 * time.Second, created: t0.Add(-2 * time.Second), copy: resumed, want: 3 * time.Second,
+			delay: 5 * time.Second, created: t0.Add(-2 * time.Second), copy: resumedAt(t0.Add(-2 * time.Second)), want: 3 * time.Second,
 		},
-		"a copy older than the delay, never mirrored: at once": {
+		"a copy older than the delay, never mirrored, changed long ago: at once": {
 			delay: 5 * time.Second, created: t0.Add(-time.Minute), copy: resumed, want: 0,
 		},
 		"mirrored a second ago: waits out the delay from that mirror": {
@@ -197,14 +201,20 @@ func TestMirrorIn(t *testing.T) {
 		"mirrored longer ago than the delay: at once": {
 			delay: 5 * time.Second, created: t0.Add(-time.Minute), mirrored: t0.Add(-10 * time.Second), copy: resumed, want: 0,
 		},
+		"changed on the worker a second ago: waits out the delay from that change": {
+			delay: 5 * time.Second, created: t0.Add(-time.Minute), mirrored: t0.Add(-10 * time.Second), copy: resumedAt(t0.Add(-time.Second)), want: 4 * time.Second,
+		},
+		"changed on the worker at a time ahead of this clock: waits from the last mirror": {
+			delay: 5 * time.Second, created: t0.Add(-time.Minute), mirrored: t0.Add(-3 * time.Second), copy: resumedAt(t0.Add(time.Minute)), want: 2 * time.Second,
+		},
 		"only the counts changed, mirrored 10 s ago: waits six times the delay from that mirror": {
 			delay: 5 * time.Second, created: t0.Add(-time.Minute), mirrored: t0.Add(-10 * time.Second), manager: resumed, copy: resumed, want: 20 * time.Second,
 		},
 		"only the counts changed, mirrored longer ago than six times the delay: at once": {
 			delay: 5 * time.Second, created: t0.Add(-time.Minute), mirrored: t0.Add(-31 * time.Second), manager: resumed, copy: resumed, want: 0,
 		},
-		"neither shows a condition yet: counts wait six times the delay from the creation": {
-			delay: 5 * time.Second, created: t0.Add(-2 * time.Second), want: 28 * time.Second,
+		"a copy still suspended by its worker's Kueue: waits as a change of counts does": {
+			delay: 5 * time.Second, created: t0.Add(-2 * time.Second), copy: []any{cond("Suspended", "True", "Suspended", t0.Add(-2*time.Second))}, want: 28 * time.Second,
 		},
 	}
 	for name, tc := range cases {

@@ -75,15 +75,14 @@ func TestPlanEnds(t *testing.T) {
 					Finished: &metav1.Condition{Type: kueue.WorkloadFinished, Status: metav1.ConditionTrue, Reason: "Failed", Message: "The job ended."}},
 				Events: []Event{{Type: "Normal", Reason: "Finished", Message: jobEndedMsg + " The job ended."}}},
 		},
-		"the manager's job ended from the placed worker's copy, Courier's Finished not written yet: finished there as usual": {
+		"the manager's job ended from the placed worker's copy, the manager's Kueue silent for the grace: finished there as usual, with no event": {
 			o: Observed{Now: t0.Add(KueueFinishGrace), Workload: local().ClusterName("a").Obj(), Check: readyCheck, Placement: &workload.Placement{Cluster: "a"}, Health: connected,
 				JobEnd: adapter.Outcome{Finished: true},
 				Remotes: map[string]Remote{"a": {HasJob: true, JobMirrored: true, FinalMirroredAt: t0, JobOutcome: adapter.Outcome{Finished: true},
 					Workload: copyOf().Admit(t0).Condition(kueue.WorkloadFinished, metav1.ConditionTrue, "Succeeded", t0).Obj()}}},
 			want: Plan{
 				Status: &StatusChange{State: kueue.CheckStateReady, ClusterName: ptr.To("a"), Message: `The workload finished on worker "a".`,
-					Finished: &metav1.Condition{Type: kueue.WorkloadFinished, Status: metav1.ConditionTrue, Reason: "Succeeded", Message: "Succeeded"}},
-				Events: []Event{{Type: "Normal", Reason: "Finished", Message: `The workload finished on worker "a". Succeeded`}}},
+					Finished: &metav1.Condition{Type: kueue.WorkloadFinished, Status: metav1.ConditionTrue, Reason: "Succeeded", Message: "Succeeded"}}},
 		},
 		"the manager's job ended, its Workload evicted meanwhile: the copies go, nothing is dispatched": {
 			o: Observed{Workload: local().Condition(kueue.WorkloadEvicted, metav1.ConditionTrue, "AdmissionCheck", t0).Obj(), Check: pendingCheck,

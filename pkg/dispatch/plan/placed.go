@@ -192,7 +192,12 @@ func planPlacedEnd(o Observed, p Plan, c string, fin *metav1.Condition) Plan {
 	if !o.HasCheck {
 		p.Status.State, p.Status.Message = "", ""
 	}
-	p.Events = append(p.Events, Event{Type: "Normal", Reason: courier.EventFinished, Message: msg + " " + fin.Message})
+	// Where the manager's Kueue would have finished the Workload too, and
+	// was only slow to, as it is under a burst, the Finished condition
+	// tells it all: an event would be one more write to the manager.
+	if !kueueFinishes(o, r) {
+		p.Events = append(p.Events, Event{Type: "Normal", Reason: courier.EventFinished, Message: msg + " " + fin.Message})
+	}
 	return p
 }
 
@@ -212,14 +217,20 @@ const KueueFinishGrace = 10 * time.Second
 // anything else is. 0 when Courier writes Finished now, also once the
 // grace ran out.
 func kueueFinishesIn(o Observed, r Remote) time.Duration {
-	wl := o.Workload
-	if !r.HasJob || !r.JobOutcome.Finished || !o.HasCheck || o.Check.State != kueue.CheckStateReady || leaving(wl) || !isActive(wl) {
+	if !kueueFinishes(o, r) {
 		return 0
 	}
 	if !r.finalMirrored() {
 		return KueueFinishGrace
 	}
 	return max(r.FinalMirroredAt.Add(KueueFinishGrace).Sub(o.Now), 0)
+}
+
+// kueueFinishes reports whether the manager's Kueue finishes the Workload
+// from the job status mirrored from r (see kueueFinishesIn).
+func kueueFinishes(o Observed, r Remote) bool {
+	wl := o.Workload
+	return r.HasJob && r.JobOutcome.Finished && o.HasCheck && o.Check.State == kueue.CheckStateReady && !leaving(wl) && isActive(wl)
 }
 
 // leftWorker says why the job no longer runs on worker c, whose copies

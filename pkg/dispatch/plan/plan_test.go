@@ -213,24 +213,22 @@ func TestPlanPlaced(t *testing.T) {
 			o:    Observed{Workload: placed().Obj(), Check: readyCheck, Placement: &workload.Placement{Cluster: "a"}, Health: connected, Remotes: map[string]Remote{}},
 			want: moved("CopyGone", `The workload's copy on worker "a" is gone; dispatching the workload again.`),
 		},
-		"the worker's Workload removed, the job copy says it completed, the manager's Kueue silent for the grace: finished": {
+		"the worker's Workload removed, the job copy says it completed, the manager's Kueue silent for the grace: finished, with no event": {
 			o: Observed{Workload: placed().Obj(), Check: readyCheck, Placement: &workload.Placement{Cluster: "a"}, Health: connected,
 				Now:     t0.Add(KueueFinishGrace),
 				Remotes: map[string]Remote{"a": {HasJob: true, FinalMirroredAt: t0, JobOutcome: adapter.Outcome{Finished: true, Message: "done"}}}},
 			want: Plan{
 				Status: &StatusChange{State: kueue.CheckStateReady, ClusterName: ptr.To("a"), Message: `The workload finished on worker "a".`,
 					Finished: &metav1.Condition{Type: kueue.WorkloadFinished, Status: metav1.ConditionTrue, Reason: "Succeeded", Message: "done"}},
-				Events: []Event{{Type: "Normal", Reason: "Finished", Message: `The workload finished on worker "a". done`}},
 			},
 		},
-		"the worker's Workload removed, the job copy says it failed, the manager's Kueue silent for the grace: finished, Failed": {
+		"the worker's Workload removed, the job copy says it failed, the manager's Kueue silent for the grace: finished, Failed, with no event": {
 			o: Observed{Workload: placed().Obj(), Check: readyCheck, Placement: &workload.Placement{Cluster: "a"}, Health: connected,
 				Now:     t0.Add(KueueFinishGrace),
 				Remotes: map[string]Remote{"a": {HasJob: true, FinalMirroredAt: t0, JobOutcome: adapter.Outcome{Finished: true, Failed: true, Message: "oom"}}}},
 			want: Plan{
 				Status: &StatusChange{State: kueue.CheckStateReady, ClusterName: ptr.To("a"), Message: `The workload finished on worker "a".`,
 					Finished: &metav1.Condition{Type: kueue.WorkloadFinished, Status: metav1.ConditionTrue, Reason: "Failed", Message: "oom"}},
-				Events: []Event{{Type: "Normal", Reason: "Finished", Message: `The workload finished on worker "a". oom`}},
 			},
 		},
 		"the worker's Workload removed while the job runs: Retry": {
