@@ -20,6 +20,16 @@ func PhaseChanged(manager, copy *unstructured.Unstructured) (bool, time.Time) {
 	return !slices.Equal(phase, before), at
 }
 
+// Suspended reports whether a job's conditions say it is suspended.
+func Suspended(job *unstructured.Unstructured) bool {
+	conds, _, _ := unstructured.NestedFieldNoCopy(job.Object, "status", "conditions")
+	list, _ := conds.([]any)
+	return slices.ContainsFunc(list, func(c any) bool {
+		m, _ := c.(map[string]any)
+		return m["type"] == "Suspended" && m["status"] == "True"
+	})
+}
+
 // phaseOf lists a job's conditions as "type/status/reason", sorted, and
 // returns the newest lastTransitionTime among them.
 func phaseOf(job *unstructured.Unstructured) ([]string, time.Time) {

@@ -80,3 +80,26 @@ func TestPhaseChanged(t *testing.T) {
 		})
 	}
 }
+
+func TestSuspended(t *testing.T) {
+	cases := map[string]struct {
+		conds []any
+		want  bool
+	}{
+		"no status":       {},
+		"suspended":       {conds: []any{map[string]any{"type": "Suspended", "status": "True"}}, want: true},
+		"resumed":         {conds: []any{map[string]any{"type": "Suspended", "status": "False"}}},
+		"other condition": {conds: []any{map[string]any{"type": "Complete", "status": "True"}}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			job := &unstructured.Unstructured{Object: map[string]any{}}
+			if tc.conds != nil {
+				job.Object["status"] = map[string]any{"conditions": tc.conds}
+			}
+			if got := Suspended(job); got != tc.want {
+				t.Errorf("Suspended() = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}

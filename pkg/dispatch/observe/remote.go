@@ -115,7 +115,7 @@ func (ob *Observer) jobCopyState(ctx context.Context, remote *cluster.Remote, wl
 			patch, err := job.Adapter.StatusPatch(job.Obj, copy)
 			rs.JobMirrored = err == nil && patch == nil
 			if !rs.JobMirrored && !rs.JobOutcome.Finished {
-				rs.MirrorIn = ob.mirrorIn(job, copy, now)
+				rs.MirrorIn, rs.JobMirrored = ob.mirrorIn(job, copy, now)
 			}
 		}
 	}
@@ -126,26 +126,33 @@ func (ob *Observer) jobCopyState(ctx context.Context, remote *cluster.Remote, wl
 }
 
 // mirrorIn is how long the changed status of a running job's copy waits
-// before it is mirrored. A copy whose conditions tell another phase than
-// the manager's job (see adapter.PhaseChanged) is mirrored StatusMirrorDelay
-// after the later of the copy's creation, the last mirror and the change
-// on the worker; any other change, of its counts of pods, waits
-// progressMirrorFactor times as long. A starting job's status changes
-// several times in a few seconds, and a running one's counts move with each
-// pod: mirroring each step would be a write to the manager each, and
-// waiting out the delay after a change lets a job that ends moments later
-// show both in one. The job's end is never held.
-func (ob *Observer) mirrorIn(job workload.Job, copy *unstructured.Unstructured, now time.Time) time.Duration {
+// before it is mirrored, or whether it is not worth a write at all. A copy
+// whose conditions tell another phase than the manager's job (see
+// adapter.PhaseChanged) is mirrored StatusMirrorDelay after the later of
+// the copy's creation, the last mirror and the change on the worker; a
+// copy still suspended by its worker's Kueue, in the phase the manager's
+// job shows, is not mirrored until it changes phase; any other change, of
+// its counts of pods, waits progressMirrorFactor times as long. A starting
+// job's status changes several times in a few seconds, and a running one's
+// counts move with each pod: mirroring each step would be a write to the
+// manager each, and waiting out the delay after a change lets a job that
+// ends moments later show both in one. The job's end is never held.
+func (ob *Observer) mirrorIn(job workload.Job, copy *unstructured.Unstructured, now time.Time) (wait time.Duration, held bool) {
 	if ob.StatusMirrorDelay <= 0 {
-		return 0
+		return 0, false
 	}
 	since := copy.GetCreationTimestamp().Time
 	if at, ok := ob.Expectations.StatusMirroredAt(job.Obj.GetUID(), now); ok && at.After(since) {
 		since = at
 	}
-	wait := ob.StatusMirrorDelay
+	wait = ob.StatusMirrorDelay
 	changed, at := adapter.PhaseChanged(job.Obj, copy)
 	switch {
+	case !changed && adapter.Suspended(copy):
+		// Under a burst a worker's Kueue may take half a minute to resume
+		// a copy it admitted; the manager's job shows no more by a
+		// mirrored suspension than by none.
+		return 0, true
 	case !changed:
 		wait *= progressMirrorFactor
 	case at.After(since) && !at.After(now):
@@ -153,7 +160,7 @@ func (ob *Observer) mirrorIn(job workload.Job, copy *unstructured.Unstructured, 
 		// still to come: it would hold the mirror for as long.
 		since = at
 	}
-	return max(since.Add(wait).Sub(now), 0)
+	return max(since.Add(wait).Sub(now), 0), false
 }
 
 // progressMirrorFactor stretches statusMirrorDelay for a change of a

@@ -185,6 +185,7 @@ func TestMirrorIn(t *testing.T) {
 		// pods always differ.
 		manager, copy []any
 		want          time.Duration
+		held          bool
 	}{
 		"no delay configured: at once": {
 			created: t0, want: 0,
@@ -213,8 +214,12 @@ func TestMirrorIn(t *testing.T) {
 		"only the counts changed, mirrored longer ago than six times the delay: at once": {
 			delay: 5 * time.Second, created: t0.Add(-time.Minute), mirrored: t0.Add(-31 * time.Second), manager: resumed, copy: resumed, want: 0,
 		},
-		"a copy still suspended by its worker's Kueue: waits as a change of counts does": {
-			delay: 5 * time.Second, created: t0.Add(-2 * time.Second), copy: []any{cond("Suspended", "True", "Suspended", t0.Add(-2*time.Second))}, want: 28 * time.Second,
+		"a copy still suspended by its worker's Kueue, long after its creation: held until it changes phase": {
+			delay: 5 * time.Second, created: t0.Add(-time.Minute), copy: []any{cond("Suspended", "True", "Suspended", t0.Add(-time.Minute))}, held: true,
+		},
+		"a copy suspended again after it ran: mirrored as a change of phase": {
+			delay: 5 * time.Second, created: t0.Add(-time.Minute), mirrored: t0.Add(-30 * time.Second), manager: resumed,
+			copy: []any{cond("Suspended", "True", "Suspended", t0.Add(-10*time.Second))}, want: 0,
 		},
 	}
 	for name, tc := range cases {
@@ -229,8 +234,8 @@ func TestMirrorIn(t *testing.T) {
 			copy := &unstructured.Unstructured{Object: map[string]any{"status": map[string]any{
 				"conditions": tc.copy, "jobsStatus": []any{map[string]any{"name": "node", "active": int64(1)}}}}}
 			copy.SetCreationTimestamp(metav1.NewTime(tc.created))
-			got := ob.mirrorIn(workload.Job{Obj: job}, copy, t0)
-			if diff := cmp.Diff(tc.want, got); diff != "" {
+			got, held := ob.mirrorIn(workload.Job{Obj: job}, copy, t0)
+			if diff := cmp.Diff([]any{tc.want, tc.held}, []any{got, held}); diff != "" {
 				t.Errorf("mirrorIn (-want +got):\n%s", diff)
 			}
 		})

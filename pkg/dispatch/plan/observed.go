@@ -108,7 +108,9 @@ type Remote struct {
 	Workload *kueue.Workload
 	// HasJob: Courier's copy of the job exists.
 	HasJob bool
-	// JobMirrored: the manager job's status already equals the copy's.
+	// JobMirrored: the manager job's status already equals the copy's, or
+	// the copy shows nothing worth a write yet: its worker's Kueue has not
+	// resumed it.
 	JobMirrored bool
 	// MirrorIn is how long the copy's changed status waits before it is
 	// mirrored, when the job runs: 0 for at once.
