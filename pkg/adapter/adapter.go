@@ -370,11 +370,8 @@ var (
 
 // Outcome implements Adapter.
 func (k *kindAdapter) Outcome(job *unstructured.Unstructured) Outcome {
-	conds, _, _ := unstructured.NestedFieldNoCopy(job.Object, "status", "conditions")
-	list, _ := conds.([]any)
-	for _, c := range list {
-		m, ok := c.(map[string]any)
-		if !ok || m["status"] != "True" {
+	for m := range conditions(job) {
+		if m["status"] != "True" {
 			continue
 		}
 		t, _ := m["type"].(string)

@@ -1,6 +1,7 @@
 package adapter
 
 import (
+	"iter"
 	"slices"
 	"strings"
 	"time"
@@ -22,23 +23,35 @@ func PhaseChanged(manager, copy *unstructured.Unstructured) (bool, time.Time) {
 
 // Suspended reports whether a job's conditions say it is suspended.
 func Suspended(job *unstructured.Unstructured) bool {
-	conds, _, _ := unstructured.NestedFieldNoCopy(job.Object, "status", "conditions")
-	list, _ := conds.([]any)
-	return slices.ContainsFunc(list, func(c any) bool {
-		m, _ := c.(map[string]any)
-		return m["type"] == "Suspended" && m["status"] == "True"
-	})
+	for m := range conditions(job) {
+		if m["type"] == "Suspended" && m["status"] == "True" {
+			return true
+		}
+	}
+	return false
+}
+
+// conditions yields the entries of a job's status.conditions, skipping
+// any that is not an object: every kind Courier carries keeps its
+// conditions there, in the shape of metav1.Condition.
+func conditions(job *unstructured.Unstructured) iter.Seq[map[string]any] {
+	return func(yield func(map[string]any) bool) {
+		raw, _, _ := unstructured.NestedFieldNoCopy(job.Object, "status", "conditions")
+		list, _ := raw.([]any)
+		for _, c := range list {
+			if m, ok := c.(map[string]any); ok && !yield(m) {
+				return
+			}
+		}
+	}
 }
 
 // phaseOf lists a job's conditions as "type/status/reason", sorted, and
 // returns the newest lastTransitionTime among them.
 func phaseOf(job *unstructured.Unstructured) ([]string, time.Time) {
-	conds, _, _ := unstructured.NestedFieldNoCopy(job.Object, "status", "conditions")
-	list, _ := conds.([]any)
-	out := make([]string, 0, len(list))
+	var out []string
 	var newest time.Time
-	for _, c := range list {
-		m, _ := c.(map[string]any)
+	for m := range conditions(job) {
 		t, _ := m["type"].(string)
 		s, _ := m["status"].(string)
 		if t == "Suspended" && s == "True" {
