@@ -34,6 +34,12 @@ type ports struct {
 }
 
 // The Kueue integrations Courier's demos use: TrainJob and batch Job.
+// Every Kueue, manager's and workers', whatever the dispatcher, runs the
+// reconciler concurrency of Kueue's install manifests
+// (config/components/manager/controller_manager_config.yaml), not
+// controller-runtime's one at a time. The manifests give TrainJob no
+// entry; it gets batch Job's 5, since under a burst a TrainJob reconciler
+// running one at a time finishes Workloads tens of seconds late.
 var kueuePeer = peer{
 	name: "kueue",
 	args: func(bin, config, kubeconfig string) []string {
@@ -47,6 +53,16 @@ webhook: {host: 127.0.0.1, port: %d, certDir: %s}
 health: {healthProbeBindAddress: "127.0.0.1:%d"}
 metrics: {bindAddress: "0"}
 leaderElection: {leaderElect: false}
+controller:
+  groupKindConcurrency:
+    Job.batch: 5
+    Pod: 5
+    Workload.kueue.x-k8s.io: 10
+    LocalQueue.kueue.x-k8s.io: 5
+    Cohort.kueue.x-k8s.io: 1
+    ClusterQueue.kueue.x-k8s.io: 5
+    ResourceFlavor.kueue.x-k8s.io: 1
+    TrainJob.trainer.kubeflow.org: 5
 integrations:
   frameworks: ["batch/job", "trainer.kubeflow.org/trainjob"]
 featureGates: {VisibilityOnDemand: false}
