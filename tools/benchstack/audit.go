@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/url"
 	"os"
 	"strings"
@@ -152,9 +153,13 @@ type windowAudit struct {
 }
 
 // auditLog reads one API server's audit log phase after phase, each line
-// once: it remembers where it stopped and the watches still running.
+// once: it holds the file open, remembers where it stopped and the watches
+// still running. The API server rotates its log at 100 MiB by renaming it
+// and starting a new one at the same path; the file held is then read to
+// its end before the new one is opened.
 type auditLog struct {
 	path    string
+	file    *os.File
 	offset  int64
 	watches map[string]*auditWatch
 }
@@ -168,37 +173,97 @@ func newAuditLog(path string) *auditLog {
 // passed over; the log is written as requests are answered, so a read
 // just after to holds every request received in the window.
 func (l *auditLog) window(from, to time.Time) (windowAudit, error) {
-	f, err := os.Open(l.path)
-	if err != nil {
-		return windowAudit{}, fmt.Errorf("opening the audit log: %w", err)
+	w, perSecond := newWindowAudit()
+	for {
+		if l.file == nil {
+			f, err := os.Open(l.path)
+			if err != nil {
+				return windowAudit{}, fmt.Errorf("opening the audit log: %w", err)
+			}
+			l.file, l.offset = f, 0
+		}
+		if err := l.readHeld(from, to, &w, perSecond); err != nil {
+			return windowAudit{}, err
+		}
+		rotated, err := l.rotated()
+		if err != nil || !rotated {
+			l.finish(&w, perSecond, from, to)
+			return w, err
+		}
+		// Lines may have reached the old file between the read above and
+		// its rename; none reach it after.
+		if err := l.readHeld(from, to, &w, perSecond); err != nil {
+			return windowAudit{}, err
+		}
+		l.close()
 	}
-	defer func() { _ = f.Close() }()
-	if _, err := f.Seek(l.offset, io.SeekStart); err != nil {
-		return windowAudit{}, fmt.Errorf("reading the audit log %s: %w", l.path, err)
-	}
-	read, w, err := l.consume(f, from, to)
-	l.offset += read
-	if err != nil {
-		return windowAudit{}, fmt.Errorf("reading the audit log %s: %w", l.path, err)
-	}
-	return w, nil
 }
 
-// consume reads whole lines from r, and returns how many bytes they took:
-// a last line without its newline is still being written and is left for
-// the next read.
+// readHeld reads the held file's whole lines from the offset on.
+func (l *auditLog) readHeld(from, to time.Time, w *windowAudit, perSecond map[Identity]map[int64]uint64) error {
+	if _, err := l.file.Seek(l.offset, io.SeekStart); err != nil {
+		return fmt.Errorf("reading the audit log %s: %w", l.path, err)
+	}
+	read, err := l.scan(l.file, from, to, w, perSecond)
+	l.offset += read
+	if err != nil {
+		return fmt.Errorf("reading the audit log %s: %w", l.path, err)
+	}
+	return nil
+}
+
+// rotated reports whether the path now names another file than the one
+// held. A path with no file yet is the moment within a rotation between
+// the rename and the new file: the next read opens it.
+func (l *auditLog) rotated() (bool, error) {
+	held, err := l.file.Stat()
+	if err != nil {
+		return false, fmt.Errorf("reading the audit log %s: %w", l.path, err)
+	}
+	now, err := os.Stat(l.path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("reading the audit log %s: %w", l.path, err)
+	}
+	return !os.SameFile(held, now), nil
+}
+
+// close lets go of the file held, if any.
+func (l *auditLog) close() {
+	if l.file != nil {
+		_ = l.file.Close()
+		l.file = nil
+	}
+}
+
+func newWindowAudit() (windowAudit, map[Identity]map[int64]uint64) {
+	return windowAudit{Requests: map[Identity]map[call]*callCount{}, PeakQPS: map[Identity]uint64{}}, map[Identity]map[int64]uint64{}
+}
+
+// consume reads whole lines from r into a window of its own, and returns
+// how many bytes they took.
 func (l *auditLog) consume(r io.Reader, from, to time.Time) (int64, windowAudit, error) {
-	w := windowAudit{Requests: map[Identity]map[call]*callCount{}, PeakQPS: map[Identity]uint64{}}
-	perSecond := map[Identity]map[int64]uint64{}
+	w, perSecond := newWindowAudit()
+	read, err := l.scan(r, from, to, &w, perSecond)
+	l.finish(&w, perSecond, from, to)
+	return read, w, err
+}
+
+// scan reads whole lines from r into w, and returns how many bytes they
+// took: a last line without its newline is still being written and is
+// left for the next read.
+func (l *auditLog) scan(r io.Reader, from, to time.Time, w *windowAudit, perSecond map[Identity]map[int64]uint64) (int64, error) {
 	br := bufio.NewReaderSize(r, 1<<20)
 	var read int64
 	for {
 		line, err := br.ReadBytes('\n')
 		if errors.Is(err, io.EOF) {
-			break
+			return read, nil
 		}
 		if err != nil {
-			return read, w, err
+			return read, err
 		}
 		read += int64(len(line))
 		var ev auditEvent
@@ -206,15 +271,19 @@ func (l *auditLog) consume(r io.Reader, from, to time.Time) (int64, windowAudit,
 			w.Skipped++
 			continue
 		}
-		l.record(&ev, from, to, &w, perSecond)
+		l.record(&ev, from, to, w, perSecond)
 	}
+}
+
+// finish sets each identity's busiest second and the watches that ran in
+// the window, once every line of it is read.
+func (l *auditLog) finish(w *windowAudit, perSecond map[Identity]map[int64]uint64, from, to time.Time) {
 	for id, seconds := range perSecond {
 		for _, n := range seconds {
 			w.PeakQPS[id] = max(w.PeakQPS[id], n)
 		}
 	}
 	w.Watches = l.spans(from, to)
-	return read, w, nil
 }
 
 // record counts one event: a request answered in the window, or a watch

@@ -2,6 +2,7 @@ package benchstack
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -185,6 +186,70 @@ func TestAuditLogReadsOnFromWhereItStopped(t *testing.T) {
 	}
 	if n := second.Requests[courier][events].N; n != 2 || second.Skipped != 0 {
 		t.Errorf("second read: %d events created and %d lines skipped, want 2 (the lines after the first read) and 0", n, second.Skipped)
+	}
+}
+
+func TestAuditLogFollowsRotation(t *testing.T) {
+	t0 := time.Date(2026, 11, 28, 9, 0, 0, 0, time.UTC)
+	const sa = "system:serviceaccount:courier-system:courier"
+	line := func(s int) string {
+		return auditLine{id: fmt.Sprint(s), stage: "ResponseComplete", verb: "create", ua: "courier/v", user: sa, resource: "events",
+			code: 201, received: t0.Add(time.Duration(s) * time.Second)}.String() + "\n"
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "audit.log")
+	appendLines := func(path string, lines ...string) {
+		t.Helper()
+		f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = f.Close() }()
+		if _, err := f.WriteString(strings.Join(lines, "")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l := newAuditLog(path)
+	defer l.close()
+	courier := Identity{Program: "courier", User: sa}
+	events := call{Verb: "create", Resource: "events"}
+	created := func() int {
+		t.Helper()
+		w, err := l.window(t0, t0.Add(time.Hour))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c := w.Requests[courier][events]; c != nil {
+			return int(c.N)
+		}
+		return 0
+	}
+
+	appendLines(path, line(1))
+	if n := created(); n != 1 {
+		t.Errorf("before any rotation: %d events created, want 1", n)
+	}
+	// Written to the old file just before the API server renamed it; the
+	// new file is not there yet.
+	appendLines(path, line(2), line(3))
+	if err := os.Rename(path, filepath.Join(dir, "audit-2026-11-28T09-00-04.000.log")); err != nil {
+		t.Fatal(err)
+	}
+	if n := created(); n != 2 {
+		t.Errorf("renamed, no new file yet: %d events created, want 2 (the old file's last lines)", n)
+	}
+	appendLines(path, line(4))
+	if n := created(); n != 1 {
+		t.Errorf("the new file: %d events created, want 1", n)
+	}
+	// A rotation between two reads: the old file's rest, then the new one's.
+	appendLines(path, line(5))
+	if err := os.Rename(path, filepath.Join(dir, "audit-2026-11-28T09-00-07.000.log")); err != nil {
+		t.Fatal(err)
+	}
+	appendLines(path, line(6), line(7))
+	if n := created(); n != 3 {
+		t.Errorf("rotated between reads: %d events created, want 3 (one from the old file, two from the new)", n)
 	}
 }
 

@@ -202,6 +202,7 @@ func Compare(ctx context.Context, opts CompareOptions, out io.Writer) (err error
 		}
 	}
 	audit := newPhaseAudit(env)
+	defer audit.close()
 	path := filepath.Join(opts.OutDir, "compare-"+stamp+".json")
 	var systems []string
 	for _, name := range SystemOrder {

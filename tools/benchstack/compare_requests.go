@@ -115,6 +115,13 @@ func newPhaseAudit(env *localcluster.Env) *phaseAudit {
 	return a
 }
 
+// close lets go of the audit logs held open.
+func (a *phaseAudit) close() {
+	for _, c := range a.clusters() {
+		c.log.close()
+	}
+}
+
 func (a *phaseAudit) clusters() []*auditedCluster {
 	return append([]*auditedCluster{a.manager}, a.workers...)
 }
