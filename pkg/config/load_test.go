@@ -29,6 +29,7 @@ func defaulted() *configv1alpha1.Configuration {
 		GCInterval:          &metav1.Duration{Duration: time.Minute},
 		DispatchConcurrency: ptr.To[int32](16),
 		StatusMirrorDelay:   &metav1.Duration{Duration: 5 * time.Second},
+		KueueFinishGrace:    &metav1.Duration{Duration: 10 * time.Second},
 		ManagerClient:       &configv1alpha1.ClientConnection{QPS: ptr.To[float32](100), Burst: ptr.To[int32](200)},
 		WorkerClient:        &configv1alpha1.ClientConnection{QPS: ptr.To[float32](500), Burst: ptr.To[int32](1000)},
 		Health:              &configv1alpha1.HealthEndpoint{BindAddress: ":8081"},
@@ -81,6 +82,7 @@ selfFault: {share: 75, window: 1m}
 gcInterval: 30s
 dispatchConcurrency: 4
 statusMirrorDelay: 0s
+kueueFinishGrace: 45s
 workerClient: {qps: 50, burst: 80}
 leaderElection: {leaderElect: false}
 `,
@@ -95,6 +97,7 @@ leaderElection: {leaderElect: false}
 				c.GCInterval.Duration = 30 * time.Second
 				c.DispatchConcurrency = ptr.To[int32](4)
 				c.StatusMirrorDelay.Duration = 0
+				c.KueueFinishGrace.Duration = 45 * time.Second
 				c.WorkerClient = &configv1alpha1.ClientConnection{QPS: ptr.To[float32](50), Burst: ptr.To[int32](80)}
 				c.LeaderElection.LeaderElect = ptr.To(false)
 				c.LeaderElection.ResourceNamespace = "batch"
@@ -249,12 +252,14 @@ workerLostTimeout: -1s
 gcInterval: 0s
 dispatchConcurrency: 0
 statusMirrorDelay: 2m
+kueueFinishGrace: -1s
 workerClient: {qps: 0, burst: -1}
 managerClient: {qps: 10, burst: 5}
 `,
 			wantErr: []string{"origin: Invalid value", "namespace: Invalid value", "workerLostTimeout: Invalid value",
 				"gcInterval: Invalid value", "dispatchConcurrency: Invalid value: 0: must be between 1 and 256",
-				`statusMirrorDelay: Invalid value: "2m0s": must be between 0s and 1m`, "workerClient.qps: Invalid value", "workerClient.burst: Invalid value",
+				`statusMirrorDelay: Invalid value: "2m0s": must be between 0s and 1m`,
+				`kueueFinishGrace: Invalid value: "-1s": must be between 0s and 10m`, "workerClient.qps: Invalid value", "workerClient.burst: Invalid value",
 				"managerClient.burst: Invalid value: 5: must be at least qps"},
 		},
 		"bad leader election timing": {

@@ -34,6 +34,9 @@ const (
 	// A longer wait would show owners a status older than they expect of
 	// a running job.
 	maxStatusMirrorDelay = time.Minute
+	// A finished job's Workload holds its quota on the manager until it is
+	// finished; a longer wait would hold it for a Kueue that is not coming.
+	maxKueueFinishGrace = 10 * time.Minute
 )
 
 // A path segment is a JSON field name as Kubernetes APIs spell them.
@@ -59,6 +62,9 @@ func Validate(c *configv1alpha1.Configuration) field.ErrorList {
 	}
 	if d := c.StatusMirrorDelay; d == nil || d.Duration < 0 || d.Duration > maxStatusMirrorDelay {
 		errs = append(errs, field.Invalid(field.NewPath("statusMirrorDelay"), durationString(d), "must be between 0s and 1m, such as 1s"))
+	}
+	if d := c.KueueFinishGrace; d == nil || d.Duration < 0 || d.Duration > maxKueueFinishGrace {
+		errs = append(errs, field.Invalid(field.NewPath("kueueFinishGrace"), durationString(d), "must be between 0s and 10m, such as 30s"))
 	}
 	errs = append(errs, validateLostWorker(c)...)
 	errs = append(errs, validateClient(c.ManagerClient, field.NewPath("managerClient"))...)

@@ -11,8 +11,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
-
-	"github.com/courierdev/courier/pkg/dispatch/plan"
 )
 
 // The informer already holds the job copy that shows the job's end: the
@@ -35,7 +33,14 @@ func TestFinishFromACachedFinishedCopyReadsNothing(t *testing.T) {
 	reconcileOnce(t, r)
 	// The manager's Kueue, which would finish the Workload from the status
 	// mirrored, does not run here: Courier does once the grace is out.
-	r.now = func() time.Time { return now.Add(plan.KueueFinishGrace) }
+	mirrored := &kueue.Workload{}
+	if err := manager.Get(context.Background(), client.ObjectKeyFromObject(wl), mirrored); err != nil {
+		t.Fatal(err)
+	}
+	if meta.IsStatusConditionTrue(mirrored.Status.Conditions, kueue.WorkloadFinished) {
+		t.Errorf("the Workload finished with the mirror, before the manager's Kueue had its grace")
+	}
+	r.now = func() time.Time { return now.Add(kueueFinishGrace) }
 	reconcileOnce(t, r)
 
 	expectCompleteAndFinished(t, manager, wl)

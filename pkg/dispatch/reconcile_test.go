@@ -87,9 +87,13 @@ func jobCopy(t *testing.T, status *trainertesting.TrainJobWrapper) *unstructured
 	return workers.TrainJobCopy(t, job)
 }
 
+// kueueFinishGrace is the grace the tests' dispatcher gives the manager's
+// Kueue, the Configuration's default.
+const kueueFinishGrace = 10 * time.Second
+
 func newReconciler(manager client.Client, workers fakeRemotes) *Reconciler {
 	r := New(manager, workers, events.NewFakeRecorder(100), Options{
-		Origin: "courier", WorkerLostTimeout: time.Minute, Concurrency: 1, Adapters: []adapter.Adapter{adapter.NewTrainJob()},
+		Origin: "courier", WorkerLostTimeout: time.Minute, KueueFinishGrace: kueueFinishGrace, Concurrency: 1, Adapters: []adapter.Adapter{adapter.NewTrainJob()},
 	})
 	r.now = func() time.Time { return now }
 	return r

@@ -34,6 +34,9 @@ type Options struct {
 	// (see statusWait), and the least time between two mirrors of a
 	// running job's status (observe.Observer.mirrorIn).
 	StatusMirrorDelay time.Duration
+	// KueueFinishGrace is how long a Workload whose job's end is mirrored
+	// is left for the manager's Kueue to finish (plan.Observed).
+	KueueFinishGrace time.Duration
 	// Adapters handle the job kinds Courier dispatches.
 	Adapters []adapter.Adapter
 	// UnservedKinds are configured kinds the manager does not serve; the
@@ -99,7 +102,7 @@ func New(c client.Client, remotes cluster.Connections, recorder events.EventReco
 	// The steps read the clock through r.now, which tests set.
 	now := func() time.Time { return r.now() }
 	r.observer = &observe.Observer{Client: c, Remotes: remotes, Expectations: r.exp, Adapters: r.adapters, Policies: r.policies,
-		Origin: opts.Origin, WorkerLostTimeout: opts.WorkerLostTimeout, StatusMirrorDelay: opts.StatusMirrorDelay, Lost: opts.LostWorker, Now: now}
+		Origin: opts.Origin, WorkerLostTimeout: opts.WorkerLostTimeout, StatusMirrorDelay: opts.StatusMirrorDelay, KueueFinishGrace: opts.KueueFinishGrace, Lost: opts.LostWorker, Now: now}
 	r.actor = &act.Actor{Client: c, Remotes: remotes, Expectations: r.exp, Recorder: recorder, Adapters: r.adapters,
 		AdapterList: opts.Adapters, Origin: opts.Origin, StatusInObject: opts.StatusInObject, Now: now}
 	return r

@@ -27,6 +27,7 @@ const (
 	DefaultGCInterval                = time.Minute
 	DefaultDispatchConcurrency int32 = 16
 	DefaultStatusMirrorDelay         = 5 * time.Second
+	DefaultKueueFinishGrace          = 10 * time.Second
 	// Batch dispatch makes several requests per job to each worker; client-go's
 	// 5 QPS held MultiKueue to about one workload per second (kueue#8564).
 	DefaultWorkerQPS             float32 = 500
@@ -97,6 +98,9 @@ func SetDefaults(c *Configuration) {
 	}
 	if c.StatusMirrorDelay == nil {
 		c.StatusMirrorDelay = &metav1.Duration{Duration: DefaultStatusMirrorDelay}
+	}
+	if c.KueueFinishGrace == nil {
+		c.KueueFinishGrace = &metav1.Duration{Duration: DefaultKueueFinishGrace}
 	}
 	c.ManagerClient = defaultClient(c.ManagerClient, DefaultManagerQPS, DefaultManagerBurst)
 	c.WorkerClient = defaultClient(c.WorkerClient, DefaultWorkerQPS, DefaultWorkerBurst)

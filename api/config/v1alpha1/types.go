@@ -75,6 +75,17 @@ type Configuration struct {
 	// +optional
 	StatusMirrorDelay *metav1.Duration `json:"statusMirrorDelay,omitempty"`
 
+	// KueueFinishGrace is how long Courier leaves a Workload whose job's
+	// end it mirrored to the manager's job for the manager's Kueue to
+	// finish, as Kueue finishes any job's Workload from its status, before
+	// Courier writes the Finished condition itself. Kueue finishing it
+	// saves the manager a status write per job and its conflicts; Courier
+	// finishing it releases the Workload's quota when the manager's Kueue
+	// lags behind, as under a burst. 0 writes Finished with the mirror.
+	// Defaults to 10s; at most 10m.
+	// +optional
+	KueueFinishGrace *metav1.Duration `json:"kueueFinishGrace,omitempty"`
+
 	// ManagerClient sets the rate limits of the client to the manager's API
 	// server.
 	// +optional

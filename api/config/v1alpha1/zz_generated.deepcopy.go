@@ -85,6 +85,11 @@ func (in *Configuration) DeepCopyInto(out *Configuration) {
 		*out = new(v1.Duration)
 		**out = **in
 	}
+	if in.KueueFinishGrace != nil {
+		in, out := &in.KueueFinishGrace, &out.KueueFinishGrace
+		*out = new(v1.Duration)
+		**out = **in
+	}
 	if in.ManagerClient != nil {
 		in, out := &in.ManagerClient, &out.ManagerClient
 		*out = new(ClientConnection)

@@ -91,7 +91,7 @@ func (ob *Observer) observeCheck(ctx context.Context, res *Result) (checkRef, er
 	if o.Moves, err = workload.MovesOf(wl); err != nil {
 		ctrl.LoggerFrom(ctx).V(2).Info("Ignoring a record of moves Courier did not write", "reason", err.Error())
 	}
-	o.WorkerLostTimeout = ob.WorkerLostTimeout
+	o.WorkerLostTimeout, o.KueueFinishGrace = ob.WorkerLostTimeout, ob.KueueFinishGrace
 	o.Remotes, o.Health = map[string]plan.Remote{}, map[string]plan.Health{}
 	for c, n := range ob.Expectations.PassedOver(wl.UID, o.Now) {
 		o.PassedOver = passOver(o.PassedOver, c, n)

@@ -31,6 +31,8 @@ type Observer struct {
 	// StatusMirrorDelay is the least time between two mirrors of a running
 	// job's status, and from its copy's creation to the first.
 	StatusMirrorDelay time.Duration
+	// KueueFinishGrace is plan.Observed's.
+	KueueFinishGrace time.Duration
 	// Lost are the lost-worker settings.
 	Lost lostworker.Settings
 	Now  func() time.Time

@@ -76,7 +76,7 @@ func TestPlanEnds(t *testing.T) {
 				Events: []Event{{Type: "Normal", Reason: "Finished", Message: jobEndedMsg + " The job ended."}}},
 		},
 		"the manager's job ended from the placed worker's copy, the manager's Kueue silent for the grace: finished there as usual, with no event": {
-			o: Observed{Now: t0.Add(KueueFinishGrace), Workload: local().ClusterName("a").Obj(), Check: readyCheck, Placement: &workload.Placement{Cluster: "a"}, Health: connected,
+			o: Observed{Now: t0.Add(grace), Workload: local().ClusterName("a").Obj(), Check: readyCheck, Placement: &workload.Placement{Cluster: "a"}, Health: connected,
 				JobEnd: adapter.Outcome{Finished: true},
 				Remotes: map[string]Remote{"a": {HasJob: true, JobMirrored: true, FinalMirroredAt: t0, JobOutcome: adapter.Outcome{Finished: true},
 					Workload: copyOf().Admit(t0).Condition(kueue.WorkloadFinished, metav1.ConditionTrue, "Succeeded", t0).Obj()}}},

@@ -81,6 +81,11 @@ type Observed struct {
 	// WorkerLostTimeout is how long a placed job's worker may be lost
 	// before the job is dispatched again, as its policy allows.
 	WorkerLostTimeout time.Duration
+	// KueueFinishGrace is how long Courier leaves the Workload of a job
+	// whose end it mirrored to the manager for the manager's Kueue, which
+	// finishes it from that status as it does any job's, before it writes
+	// Finished itself (kueueFinishesIn).
+	KueueFinishGrace time.Duration
 	// SelfFault says why Courier takes the workers out of its reach for a
 	// fault of its own, "" if it does not: then no job moves.
 	SelfFault string

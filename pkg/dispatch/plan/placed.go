@@ -201,29 +201,24 @@ func planPlacedEnd(o Observed, p Plan, c string, fin *metav1.Condition) Plan {
 	return p
 }
 
-// KueueFinishGrace is how long Courier leaves the Workload of a job whose
-// final status it mirrored to the manager's Kueue, which finishes it from
-// that status as it does any job's, before it writes Finished itself.
-// Writing it at once too costs the manager a status write per job, and
-// often a conflict with Kueue's own.
-const KueueFinishGrace = 10 * time.Second
-
 // kueueFinishesIn is how long the placed worker's end waits for the
 // manager's Kueue to finish the Workload, from the job status mirrored
 // with the final sync: the copy must show the job's end, the check be
 // Ready (a Workload not admitted yet is no job Kueue follows), and the
 // Workload not be ending on the manager (evicted, deactivated, its quota
 // released, being deleted), where the job's end must be written before
-// anything else is. 0 when Courier writes Finished now, also once the
-// grace ran out.
+// anything else is. 0 when Courier writes Finished now, also once
+// o.KueueFinishGrace ran out. Writing it at once whenever Kueue would
+// costs the manager a status write per job, and often a conflict with
+// Kueue's own.
 func kueueFinishesIn(o Observed, r Remote) time.Duration {
 	if !kueueFinishes(o, r) {
 		return 0
 	}
 	if !r.finalMirrored() {
-		return KueueFinishGrace
+		return o.KueueFinishGrace
 	}
-	return max(r.FinalMirroredAt.Add(KueueFinishGrace).Sub(o.Now), 0)
+	return max(r.FinalMirroredAt.Add(o.KueueFinishGrace).Sub(o.Now), 0)
 }
 
 // kueueFinishes reports whether the manager's Kueue finishes the Workload

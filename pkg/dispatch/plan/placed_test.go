@@ -3,14 +3,15 @@ package plan
 import (
 	"testing"
 
+	gocmp "github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
-	"github.com/courierdev/courier/pkg/dispatch/workload"
-
 	"github.com/courierdev/courier/pkg/adapter"
+	"github.com/courierdev/courier/pkg/dispatch/workload"
 )
 
 // A copy deleted on the worker behind Courier's back: the worker's Kueue
@@ -74,7 +75,7 @@ func TestPlanFinalSyncSource(t *testing.T) {
 				Remotes: map[string]Remote{"a": {Workload: succeeded, HasJob: true, JobMirrored: true, JobOutcome: adapter.Outcome{Finished: true}, JobCopy: cached}}},
 			// The manager's Kueue finishes the Workload from the status
 			// mirrored; Courier looks again after the grace.
-			want: Plan{FinalSync: "a", FinalFrom: cached, RequeueAfter: KueueFinishGrace},
+			want: Plan{FinalSync: "a", FinalFrom: cached, RequeueAfter: grace},
 		},
 		"the cached copy still runs: the worker is read": {
 			o: Observed{Workload: placed, Check: readyCheck, Placement: &workload.Placement{Cluster: "a"}, Health: connected,
@@ -82,4 +83,20 @@ func TestPlanFinalSyncSource(t *testing.T) {
 			want: finish(nil),
 		},
 	})
+}
+
+// With no grace configured, Courier finishes the Workload in the pass that
+// mirrors the job's end, with no event: the manager's Kueue would have.
+func TestNoKueueFinishGrace(t *testing.T) {
+	o := Observed{Workload: local().ClusterName("a").Obj(), Check: readyCheck, HasCheck: true, Placement: &workload.Placement{Cluster: "a"}, Health: connected,
+		Remotes: map[string]Remote{"a": {HasJob: true, JobMirrored: true, JobOutcome: adapter.Outcome{Finished: true, Message: "done"},
+			Workload: copyOf().Admit(t0).Condition(kueue.WorkloadFinished, metav1.ConditionTrue, "Succeeded", t0).Obj()}}}
+	want := Plan{
+		FinalSync: "a",
+		Status: &StatusChange{State: kueue.CheckStateReady, ClusterName: ptr.To("a"), Message: `The workload finished on worker "a".`,
+			Finished: &metav1.Condition{Type: kueue.WorkloadFinished, Status: metav1.ConditionTrue, Reason: "Succeeded", Message: "Succeeded"}},
+	}
+	if diff := gocmp.Diff(want, decide(o), cmpopts.EquateEmpty()); diff != "" {
+		t.Errorf("decide() mismatch (-want +got):\n%s", diff)
+	}
 }

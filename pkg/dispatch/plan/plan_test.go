@@ -22,6 +22,10 @@ import (
 
 const check = "courier"
 
+// grace is the KueueFinishGrace every case observes unless it sets its
+// own, the Configuration's default.
+const grace = 10 * time.Second
+
 var (
 	t0  = time.Date(2026, 1, 1, 10, 0, 0, 0, time.UTC)
 	now = t0.Add(time.Hour)
@@ -174,13 +178,13 @@ func TestPlanPlaced(t *testing.T) {
 				Remotes: map[string]Remote{"a": {HasJob: true, JobMirrored: true, JobOutcome: adapter.Outcome{Finished: true, Message: "done"},
 					Workload: copyOf().Admit(t0).Condition(kueue.WorkloadEvicted, metav1.ConditionTrue, "Deactivated", t0).Obj()}}},
 			// The job's end mirrored, the manager's Kueue finishes it.
-			want: Plan{FinalSync: "a", RequeueAfter: KueueFinishGrace},
+			want: Plan{FinalSync: "a", RequeueAfter: grace},
 		},
 		"the job's end mirrored a moment ago: the manager's Kueue is given the rest of the grace": {
 			o: Observed{Now: t0.Add(4 * time.Second), Workload: placed().Obj(), Check: readyCheck, Placement: &workload.Placement{Cluster: "a"}, Health: connected,
 				Remotes: map[string]Remote{"a": {HasJob: true, JobMirrored: true, FinalMirroredAt: t0, JobOutcome: adapter.Outcome{Finished: true, Message: "done"},
 					Workload: copyOf().Admit(t0).Condition(kueue.WorkloadFinished, metav1.ConditionTrue, "Succeeded", t0).Obj()}}},
-			want: Plan{RequeueAfter: KueueFinishGrace - 4*time.Second},
+			want: Plan{RequeueAfter: grace - 4*time.Second},
 		},
 		"the job's end mirrored, the manager's Workload deactivated meanwhile: Finished written at once": {
 			o: Observed{Workload: placed().Active(false).Obj(), Check: readyCheck, Placement: &workload.Placement{Cluster: "a"}, Health: connected,
@@ -215,7 +219,7 @@ func TestPlanPlaced(t *testing.T) {
 		},
 		"the worker's Workload removed, the job copy says it completed, the manager's Kueue silent for the grace: finished, with no event": {
 			o: Observed{Workload: placed().Obj(), Check: readyCheck, Placement: &workload.Placement{Cluster: "a"}, Health: connected,
-				Now:     t0.Add(KueueFinishGrace),
+				Now:     t0.Add(grace),
 				Remotes: map[string]Remote{"a": {HasJob: true, FinalMirroredAt: t0, JobOutcome: adapter.Outcome{Finished: true, Message: "done"}}}},
 			want: Plan{
 				Status: &StatusChange{State: kueue.CheckStateReady, ClusterName: ptr.To("a"), Message: `The workload finished on worker "a".`,
@@ -224,7 +228,7 @@ func TestPlanPlaced(t *testing.T) {
 		},
 		"the worker's Workload removed, the job copy says it failed, the manager's Kueue silent for the grace: finished, Failed, with no event": {
 			o: Observed{Workload: placed().Obj(), Check: readyCheck, Placement: &workload.Placement{Cluster: "a"}, Health: connected,
-				Now:     t0.Add(KueueFinishGrace),
+				Now:     t0.Add(grace),
 				Remotes: map[string]Remote{"a": {HasJob: true, FinalMirroredAt: t0, JobOutcome: adapter.Outcome{Finished: true, Failed: true, Message: "oom"}}}},
 			want: Plan{
 				Status: &StatusChange{State: kueue.CheckStateReady, ClusterName: ptr.To("a"), Message: `The workload finished on worker "a".`,
@@ -606,6 +610,9 @@ func runPlanCases(t *testing.T, cases map[string]struct {
 				tc.o.Remotes = map[string]Remote{}
 			}
 			tc.o.HasCheck = tc.o.Check.Name != ""
+			if tc.o.KueueFinishGrace == 0 {
+				tc.o.KueueFinishGrace = grace
+			}
 			if tc.o.Decision == nil && len(tc.o.Candidates) > 0 {
 				tc.o.Decision = allAtOnce(tc.o)
 			}
