@@ -186,9 +186,12 @@ func (l *auditLog) window(from, to time.Time) (windowAudit, error) {
 			return windowAudit{}, err
 		}
 		rotated, err := l.rotated()
-		if err != nil || !rotated {
+		if err != nil {
+			return windowAudit{}, err
+		}
+		if !rotated {
 			l.finish(&w, perSecond, from, to)
-			return w, err
+			return w, nil
 		}
 		// Lines may have reached the old file between the read above and
 		// its rename; none reach it after.
@@ -240,15 +243,6 @@ func (l *auditLog) close() {
 
 func newWindowAudit() (windowAudit, map[Identity]map[int64]uint64) {
 	return windowAudit{Requests: map[Identity]map[call]*callCount{}, PeakQPS: map[Identity]uint64{}}, map[Identity]map[int64]uint64{}
-}
-
-// consume reads whole lines from r into a window of its own, and returns
-// how many bytes they took.
-func (l *auditLog) consume(r io.Reader, from, to time.Time) (int64, windowAudit, error) {
-	w, perSecond := newWindowAudit()
-	read, err := l.scan(r, from, to, &w, perSecond)
-	l.finish(&w, perSecond, from, to)
-	return read, w, err
 }
 
 // scan reads whole lines from r into w, and returns how many bytes they

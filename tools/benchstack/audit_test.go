@@ -3,6 +3,7 @@ package benchstack
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -135,7 +136,7 @@ func TestAuditLogWindow(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			l := newAuditLog("")
-			read, got, err := l.consume(strings.NewReader(strings.Join(tc.lines, "\n")+"\n"), from, to)
+			read, got, err := consume(l, strings.NewReader(strings.Join(tc.lines, "\n")+"\n"), from, to)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -295,4 +296,13 @@ func TestCallString(t *testing.T) {
 			}
 		})
 	}
+}
+
+// consume reads whole lines from r into a window of its own, as window
+// does from the file, and returns how many bytes they took.
+func consume(l *auditLog, r io.Reader, from, to time.Time) (int64, windowAudit, error) {
+	w, perSecond := newWindowAudit()
+	read, err := l.scan(r, from, to, &w, perSecond)
+	l.finish(&w, perSecond, from, to)
+	return read, w, err
 }

@@ -38,8 +38,9 @@ type ports struct {
 // reconciler concurrency of Kueue's install manifests
 // (config/components/manager/controller_manager_config.yaml), not
 // controller-runtime's one at a time. The manifests give TrainJob no
-// entry; it gets batch Job's 5, since under a burst a TrainJob reconciler
-// running one at a time finishes Workloads tens of seconds late.
+// entry; it gets batch Job's 5, as the same kind of job integration:
+// run one at a time, it finishes Workloads tens of seconds late under a
+// burst.
 var kueuePeer = peer{
 	name: "kueue",
 	args: func(bin, config, kubeconfig string) []string {
