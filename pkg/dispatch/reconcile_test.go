@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
+	configv1alpha1 "github.com/courierdev/courier/api/config/v1alpha1"
 	courier "github.com/courierdev/courier/api/v1alpha1"
 	"github.com/courierdev/courier/pkg/adapter"
 	"github.com/courierdev/courier/pkg/dispatch/expect"
@@ -88,8 +89,8 @@ func jobCopy(t *testing.T, status *trainertesting.TrainJobWrapper) *unstructured
 }
 
 // kueueFinishGrace is the grace the tests' dispatcher gives the manager's
-// Kueue, the Configuration's default.
-const kueueFinishGrace = 10 * time.Second
+// Kueue.
+const kueueFinishGrace = configv1alpha1.DefaultKueueFinishGrace
 
 func newReconciler(manager client.Client, workers fakeRemotes) *Reconciler {
 	r := New(manager, workers, events.NewFakeRecorder(100), Options{

@@ -13,6 +13,7 @@ import (
 	"k8s.io/utils/ptr"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
+	configv1alpha1 "github.com/courierdev/courier/api/config/v1alpha1"
 	courier "github.com/courierdev/courier/api/v1alpha1"
 	"github.com/courierdev/courier/pkg/adapter"
 	"github.com/courierdev/courier/pkg/dispatch/workload"
@@ -23,8 +24,8 @@ import (
 const check = "courier"
 
 // grace is the KueueFinishGrace every case observes unless it sets its
-// own, the Configuration's default.
-const grace = 10 * time.Second
+// own.
+const grace = configv1alpha1.DefaultKueueFinishGrace
 
 var (
 	t0  = time.Date(2026, 1, 1, 10, 0, 0, 0, time.UTC)
