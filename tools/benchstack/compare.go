@@ -16,6 +16,7 @@ import (
 	"github.com/courierdev/courier/test/integration/framework"
 	"github.com/courierdev/courier/tools/benchreport"
 	"github.com/courierdev/courier/tools/localcluster"
+	"github.com/courierdev/courier/tools/profiles"
 )
 
 // CompareOptions shape a comparison of Courier with MultiKueue.
@@ -49,8 +50,8 @@ type CompareOptions struct {
 	Timeout time.Duration
 	// Keep leaves the environment up at the end.
 	Keep bool
-	// Profile saves CPU profiles of Courier and the manager's Kueue over
-	// every phase, of every system, under Dir.
+	// Profile saves CPU profiles of Courier, the manager's Kueue and the
+	// manager's API server over every phase, of every system, under Dir.
 	Profile bool
 }
 
@@ -168,15 +169,17 @@ func Compare(ctx context.Context, opts CompareOptions, out io.Writer) (err error
 	lopts := localcluster.Options{Dir: opts.Dir, Bin: opts.Bin, Workers: opts.Workers, GPUNodes: gpuNodes, GPUsPerNode: gpusPerNode, Audit: true,
 		CourierValues: []string{"configuration.placementDecisions.enable=false"}}
 	var prof *phaseProfiler
+	var kueuePprof string
 	if opts.Profile {
 		ports, err := framework.FreePorts(2)
 		if err != nil {
 			return err
 		}
 		lopts.CourierPprofAddress = fmt.Sprintf("127.0.0.1:%d", ports[0])
-		prof = &phaseProfiler{dir: filepath.Join(opts.Dir, "profiles-"+stamp), addrs: map[string]string{
-			localcluster.CourierProcess: lopts.CourierPprofAddress,
-			localcluster.KueueProcess:   fmt.Sprintf("127.0.0.1:%d", ports[1]),
+		kueuePprof = fmt.Sprintf("127.0.0.1:%d", ports[1])
+		prof = &phaseProfiler{dir: filepath.Join(opts.Dir, "profiles-"+stamp), servers: map[string]profiles.Server{
+			localcluster.CourierProcess: profiles.PlainServer(lopts.CourierPprofAddress),
+			localcluster.KueueProcess:   profiles.PlainServer(kueuePprof),
 		}}
 	}
 	env, err := localcluster.Up(ctx, lopts, logf)
@@ -196,8 +199,11 @@ func Compare(ctx context.Context, opts CompareOptions, out io.Writer) (err error
 		return fmt.Errorf("configuring MultiKueue: %w", err)
 	}
 	if prof != nil {
-		logf("Serving the manager Kueue's pprof on %s, for its profiles", prof.addrs[localcluster.KueueProcess])
-		if err := servePprofFromKueue(ctx, env, prof.addrs[localcluster.KueueProcess]); err != nil {
+		logf("Serving the manager Kueue's pprof on %s, for its profiles", kueuePprof)
+		if err := servePprofFromKueue(ctx, env, kueuePprof); err != nil {
+			return err
+		}
+		if err := prof.profileAPIServer(env); err != nil {
 			return err
 		}
 	}
@@ -225,7 +231,7 @@ func Compare(ctx context.Context, opts CompareOptions, out io.Writer) (err error
 				}
 				logMeasured(logf, res)
 				if len(res.Profiles) > 0 {
-					logf("Saved %d CPU profiles of Courier and the manager's Kueue: go tool pprof -top %s %s", len(res.Profiles),
+					logf("Saved %d CPU profiles of Courier, the manager's Kueue and its API server: go tool pprof -top %s %s", len(res.Profiles),
 						filepath.Join(opts.Bin, "courier"), filepath.Join(prof.dir, profilePrefix(load, r, Systems[name], localcluster.CourierProcess)+"-*.pprof"))
 				}
 				c.Phases = append(c.Phases, *res)

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"time"
 
+	"k8s.io/client-go/rest"
+
 	"github.com/courierdev/courier/tools/localcluster"
 	"github.com/courierdev/courier/tools/profiles"
 )
@@ -18,13 +20,35 @@ import (
 // profileSlice is the length of each CPU profile of a phase.
 const profileSlice = 10 * time.Second
 
-// phaseProfiler takes CPU profiles of Courier and the manager's Kueue
-// through their pprof servers, by process, into dir; a nil one takes
-// none. Both run in every phase of every system, so both are profiled in
-// every phase: profiling costs every system alike.
+// phaseProfiler takes CPU profiles of Courier, the manager's Kueue and the
+// manager's API server through their pprof servers, by process, into dir;
+// a nil one takes none. All three run in every phase of every system, so
+// all are profiled in every phase: profiling costs every system alike.
 type phaseProfiler struct {
-	addrs map[string]string
-	dir   string
+	servers map[string]profiles.Server
+	dir     string
+}
+
+// apiServerProcess names the manager API server's profiles.
+const apiServerProcess = "kube-apiserver"
+
+// profileAPIServer adds the manager's API server to what p profiles, through
+// the harness's own credentials there.
+func (p *phaseProfiler) profileAPIServer(env *localcluster.Env) error {
+	if p == nil {
+		return nil
+	}
+	cfg, err := env.RESTConfig(env.Manager)
+	if err != nil {
+		return err
+	}
+	client, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		return fmt.Errorf("building a client for the manager API server's pprof: %w", err)
+	}
+	client.Timeout = 90 * time.Second // A CPU profile's request lasts as long as the profile.
+	p.servers[apiServerProcess] = profiles.Server{Base: cfg.Host, Client: client}
+	return nil
 }
 
 // phaseProfile is a phase's profiling under way.
@@ -49,9 +73,9 @@ func (p *phaseProfiler) start(ctx context.Context, sys System, load Load, repeat
 	}
 	pp := &phaseProfile{stop: make(chan struct{}), done: make(chan struct{})}
 	var wg sync.WaitGroup
-	for _, process := range slices.Sorted(maps.Keys(p.addrs)) {
+	for _, process := range slices.Sorted(maps.Keys(p.servers)) {
 		wg.Go(func() {
-			paths, err := profiles.CPUSlices(ctx, p.addrs[process], p.dir, profilePrefix(load, repeat, sys, process), profileSlice, pp.stop)
+			paths, err := profiles.CPUSlices(ctx, p.servers[process], p.dir, profilePrefix(load, repeat, sys, process), profileSlice, pp.stop)
 			pp.mu.Lock()
 			defer pp.mu.Unlock()
 			pp.paths = append(pp.paths, paths...)

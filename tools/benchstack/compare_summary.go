@@ -79,8 +79,9 @@ type PhaseResult struct {
 	// PassesPerWorkload are Courier's dispatch passes per workload.
 	PassesPerWorkload float64 `json:"passesPerWorkload,omitempty"`
 	Samples           Samples `json:"samples"`
-	// Profiles are the CPU profiles of Courier and the manager's Kueue
-	// over the phase, in slices that `go tool pprof` merges.
+	// Profiles are the CPU profiles of Courier, the manager's Kueue and
+	// the manager's API server over the phase, in slices that `go tool
+	// pprof` merges.
 	Profiles []string `json:"profiles,omitempty"`
 	Warnings []string `json:"warnings,omitempty"`
 }

@@ -14,12 +14,34 @@ import (
 	"time"
 )
 
-// Fetch writes the profile at url to path. A pprof server starts with its
-// process's manager, a moment after /healthz: a refused connection is
-// retried for a few seconds. A CPU profile's request lasts as long as the
-// profile, which the client's timeout allows for (up to a minute).
+// Server is a process's pprof server: the URL its /debug/pprof handlers
+// hang off, and the client that reaches it. An API server serves pprof
+// behind TLS and authentication, so its client carries both.
+type Server struct {
+	// Base is the server's URL without a path, https://127.0.0.1:6443 say.
+	Base string
+	// Client reaches Base; nil for a plain HTTP client.
+	Client *http.Client
+}
+
+// PlainServer is the plain HTTP pprof server at addr (host:port).
+func PlainServer(addr string) Server {
+	return Server{Base: "http://" + addr}
+}
+
+// profileTimeout lets a CPU profile's request last as long as the profile
+// (up to a minute).
+const profileTimeout = 90 * time.Second
+
+// Fetch writes the profile at url, on a plain HTTP server, to path.
 func Fetch(ctx context.Context, url, path string) error {
-	client := &http.Client{Timeout: 90 * time.Second}
+	return fetch(ctx, &http.Client{Timeout: profileTimeout}, url, path)
+}
+
+// fetch writes the profile at url to path. A pprof server starts with its
+// process's manager, a moment after /healthz: a refused connection is
+// retried for a few seconds.
+func fetch(ctx context.Context, client *http.Client, url, path string) error {
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		err := fetchOnce(ctx, client, url, path)
@@ -37,7 +59,11 @@ func Fetch(ctx context.Context, url, path string) error {
 // CPUURL is the URL of a CPU profile of the given length from the pprof
 // server at addr.
 func CPUURL(addr string, d time.Duration) string {
-	return fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", addr, int(d.Seconds()))
+	return cpuURL("http://"+addr, d)
+}
+
+func cpuURL(base string, d time.Duration) string {
+	return fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", base, int(d.Seconds()))
 }
 
 // HeapURL is the URL of a heap profile, taken after a GC so that it shows
@@ -51,7 +77,11 @@ func HeapURL(addr string) string {
 // finished and kept. It returns the files' paths. A window of unknown
 // length is covered this way because a CPU profile's length is fixed when
 // it starts; `go tool pprof` merges the slices when given them all.
-func CPUSlices(ctx context.Context, addr, dir, prefix string, slice time.Duration, stop <-chan struct{}) ([]string, error) {
+func CPUSlices(ctx context.Context, srv Server, dir, prefix string, slice time.Duration, stop <-chan struct{}) ([]string, error) {
+	client := srv.Client
+	if client == nil {
+		client = &http.Client{Timeout: profileTimeout}
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("creating %s: %w", dir, err)
 	}
@@ -63,7 +93,7 @@ func CPUSlices(ctx context.Context, addr, dir, prefix string, slice time.Duratio
 		default:
 		}
 		path := filepath.Join(dir, fmt.Sprintf("%s-%02d.pprof", prefix, i))
-		if err := Fetch(ctx, CPUURL(addr, slice), path); err != nil {
+		if err := fetch(ctx, client, cpuURL(srv.Base, slice), path); err != nil {
 			return paths, err
 		}
 		paths = append(paths, path)

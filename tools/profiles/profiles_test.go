@@ -31,7 +31,7 @@ func TestCPUSlices(t *testing.T) {
 	}))
 	defer srv.Close()
 	dir := t.TempDir()
-	paths, err := CPUSlices(context.Background(), strings.TrimPrefix(srv.URL, "http://"), dir, "burst", time.Second, stop)
+	paths, err := CPUSlices(context.Background(), PlainServer(strings.TrimPrefix(srv.URL, "http://")), dir, "burst", time.Second, stop)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,6 +47,29 @@ func TestCPUSlices(t *testing.T) {
 		if string(data) != "profile seconds=1" {
 			t.Errorf("%s holds %q", p, data)
 		}
+	}
+}
+
+// TestCPUSlicesThroughItsClient profiles a server behind TLS, as an API
+// server is, through the client the Server carries: a plain client does not
+// trust its certificate.
+func TestCPUSlicesThroughItsClient(t *testing.T) {
+	stop := make(chan struct{})
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		close(stop)
+		_, _ = w.Write([]byte("profile " + r.URL.RawQuery))
+	}))
+	defer srv.Close()
+	dir := t.TempDir()
+	if _, err := CPUSlices(context.Background(), Server{Base: srv.URL}, dir, "plain", time.Second, make(chan struct{})); err == nil {
+		t.Fatal("CPUSlices() with a plain client trusted the test server's certificate")
+	}
+	paths, err := CPUSlices(context.Background(), Server{Base: srv.URL, Client: srv.Client()}, dir, "tls", time.Second, stop)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{filepath.Join(dir, "tls-00.pprof")}, paths); diff != "" {
+		t.Errorf("paths (-want +got):\n%s", diff)
 	}
 }
 

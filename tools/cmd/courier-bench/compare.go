@@ -29,7 +29,7 @@ func runCompare(ctx context.Context, args []string) error {
 	repeats := fs.Int("repeats", 3, "How many times every load runs through every system; the figures are the medians, with the least and greatest.")
 	runFor := fs.Duration("run-for", 0, "How long each job's pods run on the simulated nodes; 0 completes them at once.")
 	timeout := fs.Duration("timeout", 30*time.Minute, "Time limit of each phase, from its first submission.")
-	profile := fs.Bool("profile", false, "Save CPU profiles of Courier and the manager's Kueue over every phase of every system, in 10 s slices, under --dir; `go tool pprof -top bin/courier FILES` merges them. On or off for every system alike.")
+	profile := fs.Bool("profile", false, "Save CPU profiles of Courier, the manager's Kueue and the manager's API server over every phase of every system, in 10 s slices, under --dir; `go tool pprof -top bin/courier FILES` merges them. On or off for every system alike.")
 	keep := fs.Bool("keep", false, "Leave the environment up at the end; bin/courier-local down --dir DIR stops it.")
 	tabulate := fs.String("tabulate", "", "Run nothing: write the summary, table and plots of this comparison JSON again, beside it, from the phases it holds (of a run stopped early, say).")
 	if help, err := parse(fs, args); help || err != nil {
