@@ -240,8 +240,9 @@ const (
 	// not: the worker's Workload ended without the job's status showing an
 	// end, or the manager was evicting or deactivating it. A Workload the
 	// manager's Kueue finished, the usual way, has Kueue's event on its job
-	// instead; one Courier finished because Kueue had not within 10s has
-	// no event, its Finished condition says it.
+	// instead; one Courier finished because Kueue had not within the
+	// Configuration's kueueFinishGrace has no event, its Finished condition
+	// says it.
 	EventFinished = "Finished"
 	// EventRemoteEvicted: the worker evicted the workload or its copy
 	// vanished; the check goes Retry.
