@@ -46,7 +46,7 @@ func (p *phaseProfiler) profileAPIServer(env *localcluster.Env) error {
 	if err != nil {
 		return fmt.Errorf("building a client for the manager API server's pprof: %w", err)
 	}
-	client.Timeout = 90 * time.Second // A CPU profile's request lasts as long as the profile.
+	client.Timeout = profiles.RequestTimeout
 	p.servers[apiServerProcess] = profiles.Server{Base: cfg.Host, Client: client}
 	return nil
 }

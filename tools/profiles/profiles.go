@@ -29,13 +29,13 @@ func PlainServer(addr string) Server {
 	return Server{Base: "http://" + addr}
 }
 
-// profileTimeout lets a CPU profile's request last as long as the profile
-// (up to a minute).
-const profileTimeout = 90 * time.Second
+// RequestTimeout is a profile request's time limit: a CPU profile's
+// request lasts as long as the profile (up to a minute).
+const RequestTimeout = 90 * time.Second
 
 // Fetch writes the profile at url, on a plain HTTP server, to path.
 func Fetch(ctx context.Context, url, path string) error {
-	return fetch(ctx, &http.Client{Timeout: profileTimeout}, url, path)
+	return fetch(ctx, &http.Client{Timeout: RequestTimeout}, url, path)
 }
 
 // fetch writes the profile at url to path. A pprof server starts with its
@@ -80,7 +80,7 @@ func HeapURL(addr string) string {
 func CPUSlices(ctx context.Context, srv Server, dir, prefix string, slice time.Duration, stop <-chan struct{}) ([]string, error) {
 	client := srv.Client
 	if client == nil {
-		client = &http.Client{Timeout: profileTimeout}
+		client = &http.Client{Timeout: RequestTimeout}
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("creating %s: %w", dir, err)
