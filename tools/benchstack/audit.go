@@ -150,6 +150,9 @@ type windowAudit struct {
 	Watches  []watchSpan
 	// Skipped counts lines that were not events.
 	Skipped int
+	// Rotations counts the files the read finished and let go of because
+	// the API server had rotated its log: the count went on in the next.
+	Rotations int
 }
 
 // auditLog reads one API server's audit log phase after phase, each line
@@ -199,6 +202,7 @@ func (l *auditLog) window(from, to time.Time) (windowAudit, error) {
 			return windowAudit{}, err
 		}
 		l.close()
+		w.Rotations++
 	}
 }
 

@@ -214,21 +214,23 @@ func TestAuditLogFollowsRotation(t *testing.T) {
 	defer l.close()
 	courier := Identity{Program: "courier", User: sa}
 	events := call{Verb: "create", Resource: "events"}
-	created := func() int {
+	// created reads a window and returns the events created in it and
+	// the rotations it followed.
+	created := func() (int, int) {
 		t.Helper()
 		w, err := l.window(t0, t0.Add(time.Hour))
 		if err != nil {
 			t.Fatal(err)
 		}
 		if c := w.Requests[courier][events]; c != nil {
-			return int(c.N)
+			return int(c.N), w.Rotations
 		}
-		return 0
+		return 0, w.Rotations
 	}
 
 	appendLines(path, line(1))
-	if n := created(); n != 1 {
-		t.Errorf("before any rotation: %d events created, want 1", n)
+	if n, r := created(); n != 1 || r != 0 {
+		t.Errorf("before any rotation: %d events created through %d rotations, want 1 through 0", n, r)
 	}
 	// Written to the old file just before the API server renamed it; the
 	// new file is not there yet.
@@ -236,12 +238,12 @@ func TestAuditLogFollowsRotation(t *testing.T) {
 	if err := os.Rename(path, filepath.Join(dir, "audit-2026-11-28T09-00-04.000.log")); err != nil {
 		t.Fatal(err)
 	}
-	if n := created(); n != 2 {
-		t.Errorf("renamed, no new file yet: %d events created, want 2 (the old file's last lines)", n)
+	if n, r := created(); n != 2 || r != 0 {
+		t.Errorf("renamed, no new file yet: %d events created through %d rotations, want 2 (the old file's last lines) through 0", n, r)
 	}
 	appendLines(path, line(4))
-	if n := created(); n != 1 {
-		t.Errorf("the new file: %d events created, want 1", n)
+	if n, r := created(); n != 1 || r != 1 {
+		t.Errorf("the new file: %d events created through %d rotations, want 1 through 1", n, r)
 	}
 	// A rotation between two reads: the old file's rest, then the new one's.
 	appendLines(path, line(5))
@@ -249,8 +251,8 @@ func TestAuditLogFollowsRotation(t *testing.T) {
 		t.Fatal(err)
 	}
 	appendLines(path, line(6), line(7))
-	if n := created(); n != 3 {
-		t.Errorf("rotated between reads: %d events created, want 3 (one from the old file, two from the new)", n)
+	if n, r := created(); n != 3 || r != 1 {
+		t.Errorf("rotated between reads: %d events created through %d rotations, want 3 (one from the old file, two from the new) through 1", n, r)
 	}
 }
 

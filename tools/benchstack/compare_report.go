@@ -93,6 +93,9 @@ func printComparison(out io.Writer, c *Comparison) error {
 		for _, warning := range p.Warnings {
 			fmt.Fprintf(out, "WARNING: %s: %s\n", phaseName(p), warning)
 		}
+		if len(p.AuditRotations) > 0 {
+			fmt.Fprintf(out, "%s: the requests were counted through a rotation of the audit logs of %s\n", phaseName(p), rotations(p.AuditRotations))
+		}
 	}
 	return nil
 }

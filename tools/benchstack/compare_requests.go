@@ -155,6 +155,12 @@ func (a *phaseAudit) stop(ctx context.Context, env *localcluster.Env, from, to t
 		if w.Skipped > 1 {
 			res.Warnings = append(res.Warnings, fmt.Sprintf("%d lines of %s's audit log were not events", w.Skipped, c.name))
 		}
+		if w.Rotations > 0 {
+			if res.AuditRotations == nil {
+				res.AuditRotations = map[string]int{}
+			}
+			res.AuditRotations[c.name] += w.Rotations
+		}
 		events := attributeWatchEvents(after.minus(c.watch), w.Watches, tally.of(c.name), window)
 		side := &res.WorkerRequests
 		if c == a.manager {

@@ -84,6 +84,11 @@ type PhaseResult struct {
 	// pprof` merges.
 	Profiles []string `json:"profiles,omitempty"`
 	Warnings []string `json:"warnings,omitempty"`
+	// AuditRotations counts, by cluster, the rotations of its API
+	// server's audit log that the reads of this phase's requests followed
+	// from one file into the next. The teardown deletes the logs, so this
+	// is the only trace of a rotation the counts went through.
+	AuditRotations map[string]int `json:"auditRotations,omitempty"`
 }
 
 // Samples are the raw per-job times behind the percentiles, in seconds,

@@ -110,15 +110,25 @@ func printTable(w io.Writer, c *Comparison, source string) {
 			fmt.Fprintf(w, "- %s\n", line)
 		}
 	}
-	fmt.Fprintf(w, "\n## Each phase, in the order run\n\n| Repeat | Load | System | Started (UTC) | Window (s) | Machine busy | Outside the stack | Load average, mean / highest | Warnings |\n|---:|---|---|---|---:|---:|---:|---:|---|\n")
+	fmt.Fprintf(w, "\n## Each phase, in the order run\n\n| Repeat | Load | System | Started (UTC) | Window (s) | Machine busy | Outside the stack | Load average, mean / highest | Audit logs rotated | Warnings |\n|---:|---|---|---|---:|---:|---:|---:|---|---|\n")
 	for _, p := range c.Phases {
-		fmt.Fprintf(w, "| %d | %s | %s | %s | %.0f | %.0f%% | %.0f%% | %.1f / %.1f | %s |\n", p.Repeat+1, p.Load, p.SystemLabel,
+		fmt.Fprintf(w, "| %d | %s | %s | %s | %.0f | %.0f%% | %.0f%% | %.1f / %.1f | %s | %s |\n", p.Repeat+1, p.Load, p.SystemLabel,
 			p.Started.UTC().Format("15:04:05"), p.WindowSeconds, 100*p.MachineBusy, 100*p.OutsideStack,
-			p.LoadAverage.Mean, p.LoadAverage.Max, strings.Join(p.Warnings, "; "))
+			p.LoadAverage.Mean, p.LoadAverage.Max, rotations(p.AuditRotations), strings.Join(p.Warnings, "; "))
 	}
 	for _, plot := range c.Plots {
 		fmt.Fprintf(w, "\n![%s](%s)\n", filepath.Base(plot), filepath.Base(plot))
 	}
+}
+
+// rotations is "manager 1, worker-2 1": the audit logs a phase's reads
+// followed through a rotation, and how often; "" for none.
+func rotations(byCluster map[string]int) string {
+	var parts []string
+	for _, cluster := range slices.Sorted(maps.Keys(byCluster)) {
+		parts = append(parts, fmt.Sprintf("%s %d", cluster, byCluster[cluster]))
+	}
+	return strings.Join(parts, ", ")
 }
 
 func header(w io.Writer, l LoadSummary) {

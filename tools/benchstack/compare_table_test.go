@@ -3,6 +3,7 @@ package benchstack
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -47,6 +48,7 @@ func tableComparison() *Comparison {
 		phases[i].LoadAverage = LoadAverage{Mean: 3.2, Max: 4.5}
 	}
 	phases[1].Warnings = []string{"a warning"}
+	phases[2].AuditRotations = map[string]int{"worker-2": 2, "manager": 1}
 	c := &Comparison{
 		Command: "courier-bench compare --bursts 100", Started: time.Date(2026, 11, 28, 10, 0, 0, 0, time.UTC),
 		Machine: Machine{CPUs: 2, Model: "AMD EPYC", MemoryGi: 23, Kernel: "6.18.0"}, Versions: map[string]string{"kueue": "kueue-v0.19.1"},
@@ -81,7 +83,8 @@ func TestWriteTable(t *testing.T) {
 		"| `courier: patch workloads.kueue.x-k8s.io/status` | 2.50 (2.00–3.00) | 0.00 (0.00–0.00) |",
 		"| `courier: patch workloads.kueue.x-k8s.io/status (409)` | 0.01 (0.01–0.01) | 0.01 (0.01–0.01) |",
 		"| **PASS** | a target | a detail |",
-		"| 1 | burst-100 | MultiKueue v0.19.1 | 10:01:00 | 60 | 90% | 5% | 3.2 / 4.5 | a warning |",
+		"| 1 | burst-100 | MultiKueue v0.19.1 | 10:01:00 | 60 | 90% | 5% | 3.2 / 4.5 |  | a warning |",
+		"| 2 | burst-100 | MultiKueue v0.19.1 | 10:02:00 | 60 | 90% | 5% | 3.2 / 4.5 | manager 1, worker-2 2 |  |",
 	}
 	for _, want := range wantLines {
 		found := false
@@ -122,5 +125,9 @@ func TestWriteSummary(t *testing.T) {
 	}
 	if !strings.HasSuffix(string(data), printed.String()) {
 		t.Errorf("the summary does not end with what the comparison prints:\n%s", data)
+	}
+	const rotated = "burst-100, MultiKueue v0.19.1, repeat 2: the requests were counted through a rotation of the audit logs of manager 1, worker-2 2"
+	if !slices.Contains(lines, rotated) {
+		t.Errorf("the summary has no line %q:\n%s", rotated, data)
 	}
 }
