@@ -53,6 +53,9 @@ type CompareOptions struct {
 	// Profile saves CPU profiles of Courier, the manager's Kueue and the
 	// manager's API server over every phase, of every system, under Dir.
 	Profile bool
+	// Rest is how long each side's CPU is measured at rest before every
+	// phase, after its warm-up; 0 for not at all.
+	Rest time.Duration
 }
 
 // Comparison is one run of the comparison, as written to JSON.
@@ -64,9 +67,12 @@ type Comparison struct {
 	Loads    []Load            `json:"loads"`
 	Repeats  int               `json:"repeats"`
 	// Orders are the systems' order in each repeat.
-	Orders  [][]string    `json:"orders"`
-	Profile bool          `json:"profile"`
-	Phases  []PhaseResult `json:"phases"`
+	Orders  [][]string `json:"orders"`
+	Profile bool       `json:"profile"`
+	// RestSeconds is how long each side was measured at rest before
+	// every phase; 0 for not at all.
+	RestSeconds float64       `json:"restSeconds,omitempty"`
+	Phases      []PhaseResult `json:"phases"`
 	// Summaries are each load's figures over the repeats, and the
 	// verdicts are judged on their medians.
 	Summaries       []LoadSummary         `json:"summaries"`
@@ -104,6 +110,9 @@ func (o CompareOptions) validate() error {
 	}
 	if o.Repeats < 1 {
 		errs = append(errs, fmt.Errorf("repeats must be at least 1, not %d", o.Repeats))
+	}
+	if o.Rest < 0 {
+		errs = append(errs, fmt.Errorf("rest must be 0 or more, not %s", o.Rest))
 	}
 	if len(o.loads()) == 0 {
 		errs = append(errs, errors.New("no load: give --bursts or --rates"))
@@ -154,7 +163,7 @@ func Compare(ctx context.Context, opts CompareOptions, out io.Writer) (err error
 		return err
 	}
 	c := &Comparison{Command: opts.Command, Started: time.Now(), Machine: machine(), Versions: versions(opts.Bin),
-		Loads: opts.loads(), Repeats: opts.Repeats, Profile: opts.Profile}
+		Loads: opts.loads(), Repeats: opts.Repeats, Profile: opts.Profile, RestSeconds: opts.Rest.Seconds()}
 	stamp := c.Started.UTC().Format("20060102-150405")
 	logf := func(format string, args ...any) {
 		fmt.Fprintf(out, "%s  %s\n", time.Now().Format("15:04:05"), fmt.Sprintf(format, args...))
@@ -225,7 +234,7 @@ func Compare(ctx context.Context, opts CompareOptions, out io.Writer) (err error
 				if load.Batch && name != SystemCourier {
 					continue
 				}
-				res, err := runPhase(ctx, env, Systems[name], load, r, phaseOptions{runFor: opts.RunFor, timeout: opts.Timeout, prof: prof, audit: audit}, logf)
+				res, err := runPhase(ctx, env, Systems[name], load, r, phaseOptions{runFor: opts.RunFor, timeout: opts.Timeout, rest: opts.Rest, prof: prof, audit: audit}, logf)
 				if err != nil {
 					return fmt.Errorf("running %s through %s in repeat %d: %w", load.Name, name, r+1, err)
 				}

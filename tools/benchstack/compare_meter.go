@@ -156,8 +156,49 @@ func (m *meter) sample(first bool) {
 	}
 }
 
-// stop ends the measure and fills the CPU, memory and load of res.
-func (m *meter) stop(res *PhaseResult, sys System, jobs int) {
+// measureRest returns each side's CPU at rest, in cores: its processes'
+// CPU seconds over window, with no job of the harness's in flight, per
+// second of it. A steady rate's phase costs each side its rest too, for
+// every system alike; the phase's CPU above it is what the jobs cost.
+func measureRest(ctx context.Context, procs map[string]int, sides map[string][]string, window time.Duration) (map[string]float64, error) {
+	cpu := func() (map[string]float64, error) {
+		seconds := map[string]float64{}
+		for side, names := range sides {
+			for _, name := range names {
+				s, err := processCPU(procs[name])
+				if err != nil {
+					return nil, fmt.Errorf("measuring %s at rest: %w", name, err)
+				}
+				seconds[side] += s
+			}
+		}
+		return seconds, nil
+	}
+	before, err := cpu()
+	if err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	select {
+	case <-time.After(window):
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	after, err := cpu()
+	if err != nil {
+		return nil, err
+	}
+	wall := time.Since(start).Seconds()
+	cores := map[string]float64{}
+	for side := range sides {
+		cores[side] = (after[side] - before[side]) / wall
+	}
+	return cores, nil
+}
+
+// stop ends the measure and fills the CPU, memory and load of res; rest
+// holds each side's CPU at rest before the phase, in cores, if measured.
+func (m *meter) stop(res *PhaseResult, sys System, jobs int, rest map[string]float64) {
 	close(m.done)
 	<-m.stopped
 	wall := time.Since(m.start).Seconds()
@@ -186,7 +227,11 @@ func (m *meter) stop(res *PhaseResult, sys System, jobs int) {
 	res.LoadAverage = summarizeLoad(m.load)
 	res.Sides = map[string]SideCost{}
 	for side, names := range m.sides {
-		res.Sides[side] = sideCost(names, seconds, m.sidePeak[side], m.sideStart[side], jobs)
+		c := sideCost(names, seconds, m.sidePeak[side], m.sideStart[side], jobs)
+		if cores, ok := rest[side]; ok {
+			c.Rest = aboveRest(c, cores, wall, jobs)
+		}
+		res.Sides[side] = c
 	}
 	res.Dispatcher = DispatcherCost{Process: sys.Process, Note: sys.Note, CPUSeconds: seconds[sys.Process],
 		CPUMsPerWorkload: perJobMs(seconds[sys.Process], jobs), PeakRSSMiB: float64(m.peakKiB[sys.Process]) / 1024}
@@ -216,6 +261,23 @@ type SideCost struct {
 	// start, per job.
 	PeakRSSMiB      float64 `json:"peakRSSMiB"`
 	GrowthKiBPerJob float64 `json:"growthKiBPerJob"`
+	// Rest is the side at rest just before the phase, when measured.
+	Rest *RestCost `json:"rest,omitempty"`
+}
+
+// RestCost is a side's CPU at rest, and the phase's CPU above it.
+type RestCost struct {
+	// Cores is the side's CPU seconds per second at rest.
+	Cores float64 `json:"cores"`
+	// AboveMsPerJob is the side's CPU per job less what its rest would
+	// have cost over the phase; at least 0.
+	AboveMsPerJob float64 `json:"aboveMsPerJob"`
+}
+
+// aboveRest tells c's CPU above a rest of cores over a phase of wall
+// seconds.
+func aboveRest(c SideCost, cores, wall float64, jobs int) *RestCost {
+	return &RestCost{Cores: cores, AboveMsPerJob: perJobMs(max(c.CPUSeconds-cores*wall, 0), jobs)}
 }
 
 // sideCost sums a side's processes.

@@ -1,7 +1,13 @@
 package benchstack
 
 import (
+	"context"
+	"math"
+	"os"
+	"runtime"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -69,6 +75,53 @@ func TestSideCost(t *testing.T) {
 				t.Errorf("side cost (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+func TestAboveRest(t *testing.T) {
+	cases := map[string]struct {
+		cpuSeconds, cores, wall float64
+		jobs                    int
+		want                    RestCost
+	}{
+		"the rest over the window taken off, per job":        {cpuSeconds: 30, cores: 0.5, wall: 20, jobs: 10, want: RestCost{Cores: 0.5, AboveMsPerJob: 2000}},
+		"a phase that cost less than its rest is 0 above it": {cpuSeconds: 5, cores: 0.5, wall: 20, jobs: 10, want: RestCost{Cores: 0.5}},
+		"no jobs":         {cpuSeconds: 30, cores: 0.5, wall: 20, want: RestCost{Cores: 0.5}},
+		"nothing at rest": {cpuSeconds: 30, wall: 20, jobs: 10, want: RestCost{AboveMsPerJob: 3000}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got := aboveRest(SideCost{CPUSeconds: tc.cpuSeconds}, tc.cores, tc.wall, tc.jobs)
+			if diff := cmp.Diff(tc.want, *got); diff != "" {
+				t.Errorf("above rest (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestMeasureRest measures this test's own process while one of its
+// goroutines keeps a core busy, and one with no process behind it.
+func TestMeasureRest(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		x := 1.0
+		for ctx.Err() == nil {
+			x = math.Sqrt(x + 1)
+		}
+		_ = x
+	}()
+	procs := map[string]int{"manager/self": os.Getpid()}
+	cores, err := measureRest(ctx, procs, map[string][]string{sideManager: {"manager/self"}}, 500*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := cores[sideManager]; c < 0.1 || c > float64(runtime.NumCPU())+0.5 {
+		t.Errorf("a busy goroutine measured at %.2f cores, want between 0.1 and the machine's %d", c, runtime.NumCPU())
+	}
+	procs["worker-1/gone"] = 1 << 30
+	if _, err := measureRest(ctx, procs, map[string][]string{sideWorker: {"worker-1/gone"}}, time.Millisecond); err == nil || !strings.Contains(err.Error(), "worker-1/gone") {
+		t.Errorf("measureRest() of a process that is not there = %v, want an error naming it", err)
 	}
 }
 

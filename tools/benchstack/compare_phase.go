@@ -64,8 +64,11 @@ const burstSubmitters = 8
 // phaseOptions are what every phase of a comparison shares.
 type phaseOptions struct {
 	runFor, timeout time.Duration
-	prof            *phaseProfiler
-	audit           *phaseAudit
+	// rest is how long each side's CPU is measured at rest before the
+	// phase; 0 for not at all.
+	rest  time.Duration
+	prof  *phaseProfiler
+	audit *phaseAudit
 }
 
 // runPhase runs one load through one system on the running environment:
@@ -109,6 +112,16 @@ func runPhase(ctx context.Context, env *localcluster.Env, sys System, load Load,
 	if left != "" {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("started with what earlier phases left on the workers, %s after the last: %s", quietTimeout, left))
 	}
+	// At rest first: the requests and watch events counted from here on
+	// are the phase's.
+	manager, worker := sideProcesses(sys, env)
+	sides := map[string][]string{sideManager: manager, sideWorker: worker}
+	var rest map[string]float64
+	if opts.rest > 0 {
+		if rest, err = measureRest(ctx, procs, sides, opts.rest); err != nil {
+			return nil, err
+		}
+	}
 	passes, err := countPasses(ctx, env)
 	if err != nil {
 		return nil, err
@@ -116,8 +129,7 @@ func runPhase(ctx context.Context, env *localcluster.Env, sys System, load Load,
 	if err := opts.audit.start(ctx, env); err != nil {
 		return nil, err
 	}
-	manager, worker := sideProcesses(sys, env)
-	meter, err := startMeter(pctx, procs, map[string][]string{sideManager: manager, sideWorker: worker})
+	meter, err := startMeter(pctx, procs, sides)
 	if err != nil {
 		return nil, err
 	}
@@ -137,7 +149,7 @@ func runPhase(ctx context.Context, env *localcluster.Env, sys System, load Load,
 	}
 	end := time.Now()
 	res.WindowSeconds = end.Sub(res.Started).Seconds()
-	meter.stop(res, sys, load.Jobs)
+	meter.stop(res, sys, load.Jobs, rest)
 	if err := passes.stop(ctx, res); err != nil {
 		return nil, err
 	}

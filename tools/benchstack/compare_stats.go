@@ -105,6 +105,18 @@ func sideFigure(side, key, label, format string, get func(c SideCost) float64) f
 	}}
 }
 
+// restFigure is a side's figure at rest, absent where rest was not
+// measured.
+func restFigure(side, key, label, format string, get func(r RestCost) float64) figure {
+	return figure{side + "." + key, label, format, func(p *PhaseResult) (float64, bool) {
+		c, ok := p.Sides[side]
+		if !ok || c.Rest == nil {
+			return 0, false
+		}
+		return get(*c.Rest), true
+	}}
+}
+
 // processFigure is one process's CPU per job.
 func processFigure(process, label string) figure {
 	return figure{"process." + process, label + ": CPU ms per job", "%.1f", func(p *PhaseResult) (float64, bool) {
@@ -128,9 +140,12 @@ var figures = slices.Concat(
 		{"quotaToReady.p50", "Quota reserved → check Ready, the dispatcher's own share, p50 (s)", "%.2f", always(func(p *PhaseResult) float64 { return p.QuotaToReady.P50 })},
 		{"quotaToReady.p95", "Quota reserved → check Ready, the dispatcher's own share, p95 (s)", "%.2f", always(func(p *PhaseResult) float64 { return p.QuotaToReady.P95 })},
 		sideFigure(sideManager, "cpu", "Manager side: CPU ms per job", "%.1f", func(c SideCost) float64 { return c.CPUMsPerJob }),
+		restFigure(sideManager, "restCores", "Manager side: CPU at rest before the phase (cores)", "%.2f", func(r RestCost) float64 { return r.Cores }),
+		restFigure(sideManager, "aboveRest", "Manager side: CPU ms per job above its rest", "%.1f", func(r RestCost) float64 { return r.AboveMsPerJob }),
 		sideFigure(sideManager, "rss", "Manager side: peak RSS (MiB)", "%.0f", func(c SideCost) float64 { return c.PeakRSSMiB }),
 		sideFigure(sideManager, "growth", "Manager side: RSS growth per job (KiB)", "%.1f", func(c SideCost) float64 { return c.GrowthKiBPerJob }),
 		sideFigure(sideWorker, "cpu", "Worker side: CPU ms per job", "%.1f", func(c SideCost) float64 { return c.CPUMsPerJob }),
+		restFigure(sideWorker, "aboveRest", "Worker side: CPU ms per job above its rest", "%.1f", func(r RestCost) float64 { return r.AboveMsPerJob }),
 		sideFigure(sideWorker, "rss", "Worker side: peak RSS (MiB)", "%.0f", func(c SideCost) float64 { return c.PeakRSSMiB }),
 		sideFigure(sideWorker, "growth", "Worker side: RSS growth per job (KiB)", "%.1f", func(c SideCost) float64 { return c.GrowthKiBPerJob }),
 		{"dispatcher.cpu", "The dispatcher's process alone: CPU ms per job", "%.1f", always(func(p *PhaseResult) float64 { return p.Dispatcher.CPUMsPerWorkload })},

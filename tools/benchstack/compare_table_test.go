@@ -46,13 +46,16 @@ func tableComparison() *Comparison {
 		phases[i].Started = time.Date(2026, 11, 28, 10, i, 0, 0, time.UTC)
 		phases[i].WindowSeconds, phases[i].MachineBusy, phases[i].OutsideStack = 60, 0.9, 0.05
 		phases[i].LoadAverage = LoadAverage{Mean: 3.2, Max: 4.5}
+		m := phases[i].Sides[sideManager]
+		m.Rest = &RestCost{Cores: 0.25, AboveMsPerJob: float64(10 * (i + 1))}
+		phases[i].Sides[sideManager] = m
 	}
 	phases[1].Warnings = []string{"a warning"}
 	phases[2].AuditRotations = map[string]int{"worker-2": 2, "manager": 1}
 	c := &Comparison{
 		Command: "courier-bench compare --bursts 100", Started: time.Date(2026, 11, 28, 10, 0, 0, 0, time.UTC),
 		Machine: Machine{CPUs: 2, Model: "AMD EPYC", MemoryGi: 23, Kernel: "6.18.0"}, Versions: map[string]string{"kueue": "kueue-v0.19.1"},
-		Loads: loads, Repeats: 2, Orders: [][]string{{SystemCourier, SystemMultiKueue}, {SystemMultiKueue, SystemCourier}}, Phases: phases,
+		Loads: loads, Repeats: 2, RestSeconds: 30, Orders: [][]string{{SystemCourier, SystemMultiKueue}, {SystemMultiKueue, SystemCourier}}, Phases: phases,
 	}
 	c.Summaries = summarizeRepeats(loads, phases)
 	c.Verdicts = []benchreport.Verdict{{Status: "PASS", Target: "a target", Detail: "a detail"}}
@@ -78,6 +81,9 @@ func TestWriteTable(t *testing.T) {
 		"| Throughput: jobs complete per second, first submission to last complete | 2.20 (2.00–2.40) | 1.10 (1.00–1.20) |",
 		"| Submission → job complete on the manager, p95 (s) | 20.0 (20.0–20.0) | 20.0 (20.0–20.0) |",
 		"| Manager side: CPU ms per job | 95.0 (90.0–100.0) | 145.0 (140.0–150.0) |",
+		"- Before every phase, after its warm-up, each side's CPU measured at rest for 30 s",
+		"| Manager side: CPU at rest before the phase (cores) | 0.25 (0.25–0.25) | 0.25 (0.25–0.25) |",
+		"| Manager side: CPU ms per job above its rest | 25.0 (10.0–40.0) | 25.0 (20.0–30.0) |",
 		"| To the workers, the dispatcher: writes per job | 1.00 (1.00–1.00) | 1.00 (1.00–1.00) |",
 		"| To the manager, Courier (idle in MultiKueue's phases): writes per job | 2.50 (2.00–3.00) | 0.00 (0.00–0.00) |",
 		"| `courier: patch workloads.kueue.x-k8s.io/status` | 2.50 (2.00–3.00) | 0.00 (0.00–0.00) |",

@@ -30,6 +30,7 @@ func runCompare(ctx context.Context, args []string) error {
 	runFor := fs.Duration("run-for", 0, "How long each job's pods run on the simulated nodes; 0 completes them at once.")
 	timeout := fs.Duration("timeout", 30*time.Minute, "Time limit of each phase, from its first submission.")
 	profile := fs.Bool("profile", false, "Save CPU profiles of Courier, the manager's Kueue and the manager's API server over every phase of every system, in 10 s slices, under --dir; `go tool pprof -top bin/courier FILES` merges them. On or off for every system alike.")
+	rest := fs.Duration("rest", 30*time.Second, "Before every phase, after its warm-up, measure each side's CPU at rest for this long, and report the phase's CPU per job above that rest too; 0 for not at all.")
 	keep := fs.Bool("keep", false, "Leave the environment up at the end; bin/courier-local down --dir DIR stops it.")
 	tabulate := fs.String("tabulate", "", "Run nothing: write the summary, table and plots of this comparison JSON again, beside it, from the phases it holds (of a run stopped early, say).")
 	if help, err := parse(fs, args); help || err != nil {
@@ -85,6 +86,7 @@ func runCompare(ctx context.Context, args []string) error {
 		Timeout:   *timeout,
 		Keep:      *keep,
 		Profile:   *profile,
+		Rest:      *rest,
 	}, os.Stdout)
 }
 
