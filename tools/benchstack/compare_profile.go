@@ -35,9 +35,6 @@ const apiServerProcess = "kube-apiserver"
 // profileAPIServer adds the manager's API server to what p profiles, through
 // the harness's own credentials there.
 func (p *phaseProfiler) profileAPIServer(env *localcluster.Env) error {
-	if p == nil {
-		return nil
-	}
 	cfg, err := env.RESTConfig(env.Manager)
 	if err != nil {
 		return err
