@@ -30,6 +30,7 @@ type auditEvent struct {
 		Subresource string `json:"subresource"`
 		APIGroup    string `json:"apiGroup"`
 		Namespace   string `json:"namespace"`
+		Name        string `json:"name"`
 	} `json:"objectRef"`
 	ResponseStatus *struct {
 		Code int `json:"code"`
@@ -113,12 +114,32 @@ func resourceKey(group, resource string) string {
 
 // callCount is how many requests of one call were answered, and of them
 // how many were refused with 409 (a conflict, or a create of what
-// exists) or failed otherwise.
+// exists) or failed otherwise. LostTo tells an update's or a patch's
+// conflicts apart by the program of the last write to the object before
+// the refusal: the write whose version the refused one did not know.
 type callCount struct {
-	N        uint64 `json:"n"`
-	Conflict uint64 `json:"conflict,omitempty"`
-	Failed   uint64 `json:"failed,omitempty"`
+	N        uint64            `json:"n"`
+	Conflict uint64            `json:"conflict,omitempty"`
+	Failed   uint64            `json:"failed,omitempty"`
+	LostTo   map[string]uint64 `json:"lostTo,omitempty"`
 }
+
+// add adds n to c.
+func (c *callCount) add(n callCount) {
+	c.N += n.N
+	c.Conflict += n.Conflict
+	c.Failed += n.Failed
+	for program, k := range n.LostTo {
+		if c.LostTo == nil {
+			c.LostTo = map[string]uint64{}
+		}
+		c.LostTo[program] += k
+	}
+}
+
+// unknownWriter is the program a conflict is lost to when the log holds
+// no earlier write to the object: one made before the log was first read.
+const unknownWriter = "unknown"
 
 // auditWatch is one watch request's life, from its start to its end (zero
 // while it runs), with what it watched.
@@ -165,10 +186,21 @@ type auditLog struct {
 	file    *os.File
 	offset  int64
 	watches map[string]*auditWatch
+	// lastWriter is the program of the last stored write to each object
+	// the log has shown, in every window so far, for the conflicts that
+	// follow (callCount.LostTo). Events are left out: thousands of
+	// objects written once.
+	lastWriter map[objectKey]string
+}
+
+// objectKey names one object on one API server; the status subresource
+// shares its object's versions.
+type objectKey struct {
+	group, resource, namespace, name string
 }
 
 func newAuditLog(path string) *auditLog {
-	return &auditLog{path: path, watches: map[string]*auditWatch{}}
+	return &auditLog{path: path, watches: map[string]*auditWatch{}, lastWriter: map[objectKey]string{}}
 }
 
 // window reads the log from where the last read stopped to its end and
@@ -304,6 +336,7 @@ func (l *auditLog) record(ev *auditEvent, from, to time.Time, w *windowAudit, pe
 	case ev.Stage != "ResponseComplete":
 		return
 	}
+	lostTo := l.trackWriter(ev)
 	if ev.RequestReceived.Before(from) || !ev.RequestReceived.Before(to) {
 		return
 	}
@@ -323,11 +356,43 @@ func (l *auditLog) record(ev *auditEvent, from, to time.Time, w *windowAudit, pe
 		switch code := ev.ResponseStatus.Code; {
 		case code == 409:
 			cc.Conflict++
+			if lostTo != "" {
+				if cc.LostTo == nil {
+					cc.LostTo = map[string]uint64{}
+				}
+				cc.LostTo[lostTo]++
+			}
 		case code >= 400:
 			cc.Failed++
 		}
 	}
 	perSecond[id][ev.RequestReceived.Unix()]++
+}
+
+// trackWriter keeps the program of each stored write to an object, and
+// returns, for an update or a patch refused with 409, the program of the
+// write before it: unknownWriter when the log holds none; "" for any
+// other request.
+func (l *auditLog) trackWriter(ev *auditEvent) string {
+	if !isWrite(ev.Verb) || ev.ObjectRef == nil || ev.ObjectRef.Name == "" || ev.ResponseStatus == nil ||
+		ev.ObjectRef.Resource == "events" || callOf(ev).DryRun {
+		return ""
+	}
+	key := objectKey{ev.ObjectRef.APIGroup, ev.ObjectRef.Resource, ev.ObjectRef.Namespace, ev.ObjectRef.Name}
+	switch code := ev.ResponseStatus.Code; {
+	case code == 409 && (ev.Verb == "update" || ev.Verb == "patch"):
+		if w, ok := l.lastWriter[key]; ok {
+			return w
+		}
+		return unknownWriter
+	case code >= 300:
+		return ""
+	case ev.Verb == "delete":
+		delete(l.lastWriter, key)
+	default:
+		l.lastWriter[key] = identityOf(ev).Program
+	}
+	return ""
 }
 
 func watchOf(ev *auditEvent) *auditWatch {
@@ -420,9 +485,7 @@ func (r *APIRequests) merge(calls map[call]*callCount, peak uint64) {
 	}
 	for c, n := range calls {
 		sum := r.ByCall[c.String()]
-		sum.N += n.N
-		sum.Conflict += n.Conflict
-		sum.Failed += n.Failed
+		sum.add(*n)
 		r.ByCall[c.String()] = sum
 	}
 	r.PeakQPS = max(r.PeakQPS, peak)

@@ -16,9 +16,9 @@ import (
 
 // auditLine is one audit event as kube-apiserver writes it.
 type auditLine struct {
-	id, stage, verb, ua, user, group, resource, sub, ns, uri string
-	code                                                     int
-	received, at                                             time.Time
+	id, stage, verb, ua, user, group, resource, sub, ns, name, uri string
+	code                                                           int
+	received, at                                                   time.Time
 }
 
 func (l auditLine) String() string {
@@ -28,7 +28,7 @@ func (l auditLine) String() string {
 		"stageTimestamp": l.at.Format(time.RFC3339Nano),
 	}
 	if l.resource != "" {
-		ev["objectRef"] = map[string]any{"resource": l.resource, "subresource": l.sub, "apiGroup": l.group, "namespace": l.ns}
+		ev["objectRef"] = map[string]any{"resource": l.resource, "subresource": l.sub, "apiGroup": l.group, "namespace": l.ns, "name": l.name}
 	}
 	if l.code != 0 {
 		ev["responseStatus"] = map[string]any{"code": l.code}
@@ -58,8 +58,19 @@ func TestAuditLogWindow(t *testing.T) {
 		return auditLine{id: id, stage: stage, verb: "watch", ua: ua, user: user, group: "kueue.x-k8s.io", resource: resource, ns: ns,
 			uri: uri, code: 200, received: at(received), at: at(stageAt)}.String()
 	}
+	// on writes to one object, a Workload of team-a, or an event.
+	on := func(verb, ua, resource, sub, name, query string, code int, s float64) string {
+		group := "kueue.x-k8s.io"
+		if resource == "events" {
+			group = "events.k8s.io"
+		}
+		return auditLine{id: "r", stage: "ResponseComplete", verb: verb, ua: ua, user: sa, group: group, resource: resource, sub: sub,
+			ns: "team-a", name: name, uri: "/apis/" + group + "/v1/namespaces/team-a/" + resource + query, code: code, received: at(s), at: at(s + 0.01)}.String()
+	}
 	courier := Identity{Program: "courier", User: sa}
 	kueue := Identity{Program: "kueue", User: sa}
+	wlStatus := call{Verb: "patch", Group: "kueue.x-k8s.io", Resource: "workloads", Subresource: "status"}
+	wlPatch := call{Verb: "patch", Group: "kueue.x-k8s.io", Resource: "workloads"}
 	cases := map[string]struct {
 		lines       []string
 		want        windowAudit
@@ -89,6 +100,40 @@ func TestAuditLogWindow(t *testing.T) {
 					kueue: {{Verb: "update", Group: "kueue.x-k8s.io", Resource: "workloads", Subresource: "status"}: {N: 2}},
 				},
 				PeakQPS: map[Identity]uint64{courier: 2, kueue: 1},
+			},
+		},
+		"a conflict is lost to the program of the write before it, which earlier windows tell too": {
+			lines: []string{
+				on("create", kueueUA, "workloads", "", "wl-a", "", 201, 5),
+				on("patch", courierUA, "workloads", "status", "wl-a", "", 200, 11),
+				on("patch", kueueUA, "workloads", "status", "wl-a", "", 409, 11.2),
+				on("patch", kueueUA, "workloads", "status", "wl-a", "", 200, 11.4),
+				on("patch", courierUA, "workloads", "status", "wl-a", "", 409, 11.6),
+				// A failed write and a dry run store nothing, and a create
+				// refused as existing is no lost race.
+				on("patch", courierUA, "workloads", "", "wl-a", "", 403, 11.65),
+				on("create", kueueUA, "workloads", "", "wl-a", "?dryRun=All", 201, 11.7),
+				on("patch", kueueUA, "workloads", "", "wl-a", "", 409, 11.8),
+				on("patch", courierUA, "workloads", "status", "wl-b", "", 409, 12),
+				on("create", kueueUA, "events", "", "ev-1", "", 409, 12.5),
+				on("delete", kueueUA, "workloads", "", "wl-a", "", 200, 13),
+				on("patch", courierUA, "workloads", "", "wl-a", "", 409, 13.5),
+			},
+			want: windowAudit{
+				Requests: map[Identity]map[call]*callCount{
+					courier: {
+						wlStatus: {N: 3, Conflict: 2, LostTo: map[string]uint64{"kueue": 1, unknownWriter: 1}},
+						wlPatch:  {N: 2, Conflict: 1, Failed: 1, LostTo: map[string]uint64{unknownWriter: 1}},
+					},
+					kueue: {
+						wlStatus: {N: 2, Conflict: 1, LostTo: map[string]uint64{"courier": 1}},
+						{Verb: "create", Group: "kueue.x-k8s.io", Resource: "workloads", DryRun: true}: {N: 1},
+						wlPatch: {N: 1, Conflict: 1, LostTo: map[string]uint64{"kueue": 1}},
+						{Verb: "create", Group: "events.k8s.io", Resource: "events"}:     {N: 1, Conflict: 1},
+						{Verb: "delete", Group: "kueue.x-k8s.io", Resource: "workloads"}: {N: 1},
+					},
+				},
+				PeakQPS: map[Identity]uint64{courier: 3, kueue: 4},
 			},
 		},
 		"a dry-run write is its own call": {

@@ -78,7 +78,7 @@ func (s SideRequests) Of(program, user string) APIRequests {
 		out.merge(nil, r.PeakQPS)
 		for c, n := range r.ByCall {
 			sum := out.ByCall[c]
-			sum.N, sum.Conflict, sum.Failed = sum.N+n.N, sum.Conflict+n.Conflict, sum.Failed+n.Failed
+			sum.add(n)
 			out.ByCall[c] = sum
 		}
 		if len(r.WatchEvents) > 0 && out.WatchEvents == nil {

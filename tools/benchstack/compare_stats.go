@@ -282,6 +282,9 @@ func managerWritesPerJob(p *PhaseResult) map[string]float64 {
 			if n.Conflict > 0 {
 				out[fmt.Sprintf("%s: %s (409)", program, c)] = float64(n.Conflict) / float64(p.Jobs)
 			}
+			for writer, k := range n.LostTo {
+				out[fmt.Sprintf("%s: %s (409, lost to %s)", program, c, writer)] = float64(k) / float64(p.Jobs)
+			}
 			if n.Failed > 0 {
 				out[fmt.Sprintf("%s: %s (failed)", program, c)] = float64(n.Failed) / float64(p.Jobs)
 			}

@@ -137,20 +137,24 @@ func TestManagerWritesPerJob(t *testing.T) {
 	p := phaseWith(SystemCourier, 0, 1, 1, 150)
 	p.ManagerRequests.of(Identity{Program: "kueue", User: "admin"}).merge(
 		map[call]*callCount{
-			{Verb: "update", Group: "kueue.x-k8s.io", Resource: "workloads", Subresource: "status"}: {N: 300},
-			{Verb: "create", Group: "kueue.x-k8s.io", Resource: "workloads", DryRun: true}:          {N: 640},
-			{Verb: "patch", Resource: "events"}:                                                     {N: 10, Failed: 2},
-			{Verb: "list", Group: "kueue.x-k8s.io", Resource: "workloads"}:                          {N: 4},
+			{Verb: "update", Group: "kueue.x-k8s.io", Resource: "workloads", Subresource: "status"}: {N: 300, Conflict: 30,
+				LostTo: map[string]uint64{"courier": 20, "kueue": 10}},
+			{Verb: "create", Group: "kueue.x-k8s.io", Resource: "workloads", DryRun: true}: {N: 640},
+			{Verb: "patch", Resource: "events"}:                                            {N: 10, Failed: 2},
+			{Verb: "list", Group: "kueue.x-k8s.io", Resource: "workloads"}:                 {N: 4},
 		}, 9)
 	p.ManagerRequests.of(Identity{Program: "courier-bench", User: "admin"}).merge(
 		map[call]*callCount{{Verb: "create", Group: "trainer.kubeflow.org", Resource: "trainjobs"}: {N: 100}}, 9)
 	want := map[string]float64{
-		"courier: patch workloads.kueue.x-k8s.io/status":       1.5,
-		"courier: patch workloads.kueue.x-k8s.io/status (409)": 0.01,
-		"kueue: update workloads.kueue.x-k8s.io/status":        3,
-		"kueue: create workloads.kueue.x-k8s.io (dry run)":     6.4,
-		"kueue: patch events":                                  0.1,
-		"kueue: patch events (failed)":                         0.02,
+		"courier: patch workloads.kueue.x-k8s.io/status":                       1.5,
+		"courier: patch workloads.kueue.x-k8s.io/status (409)":                 0.01,
+		"kueue: update workloads.kueue.x-k8s.io/status":                        3,
+		"kueue: update workloads.kueue.x-k8s.io/status (409)":                  0.3,
+		"kueue: update workloads.kueue.x-k8s.io/status (409, lost to courier)": 0.2,
+		"kueue: update workloads.kueue.x-k8s.io/status (409, lost to kueue)":   0.1,
+		"kueue: create workloads.kueue.x-k8s.io (dry run)":                     6.4,
+		"kueue: patch events":          0.1,
+		"kueue: patch events (failed)": 0.02,
 	}
 	if diff := cmp.Diff(want, managerWritesPerJob(&p)); diff != "" {
 		t.Errorf("writes per job (-want +got):\n%s", diff)

@@ -83,7 +83,7 @@ func printTable(w io.Writer, c *Comparison, source string) {
 			}
 			fmt.Fprintf(w, "| %s |\n", strings.Join(row, " | "))
 		}
-		fmt.Fprintf(w, "\nWrites to the manager per job, by program and call, each counted whatever its answer; of them, (409) those refused for a conflict or as existing, (failed) those failed otherwise; (dry run) writes sent with dryRun, which store nothing:\n\n")
+		fmt.Fprintf(w, "\nWrites to the manager per job, by program and call, each counted whatever its answer; of them, (409) those refused for a conflict or as existing, (409, lost to P) an update's or a patch's conflicts by the program P of the last write to the object before the refusal, the write whose version the refused one did not know, (failed) those failed otherwise; (dry run) writes sent with dryRun, which store nothing:\n\n")
 		header(w, l)
 		keys := map[string]bool{}
 		for _, s := range l.Systems {
