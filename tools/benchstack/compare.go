@@ -207,6 +207,12 @@ func Compare(ctx context.Context, opts CompareOptions, out io.Writer) (err error
 	if err := env.ConfigureMultiKueue(ctx); err != nil {
 		return fmt.Errorf("configuring MultiKueue: %w", err)
 	}
+	if contains(opts.Systems, SystemFloor) {
+		logf("Configuring the floor: AdmissionCheck %s, answered by the harness", floorCheck)
+		if err := configureFloor(ctx, env); err != nil {
+			return err
+		}
+	}
 	if prof != nil {
 		logf("Serving the manager Kueue's pprof on %s, for its profiles", kueuePprof)
 		if err := servePprofFromKueue(ctx, env, kueuePprof); err != nil {

@@ -47,7 +47,7 @@ const harnessProcess = "courier-bench (this harness)"
 // phases, is in neither side of MultiKueue's: it would not run there.
 func sideProcesses(sys System, env *localcluster.Env) (manager, worker []string) {
 	manager = []string{env.Manager + "/kube-apiserver", env.Manager + "/etcd", localcluster.KueueProcess}
-	if sys.Process != localcluster.KueueProcess {
+	if sys.Process != "" && sys.Process != localcluster.KueueProcess {
 		manager = append(manager, sys.Process)
 	}
 	for _, w := range env.Workers {

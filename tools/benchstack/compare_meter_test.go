@@ -33,6 +33,10 @@ func TestSideProcesses(t *testing.T) {
 			system:      SystemMultiKueueQPS,
 			wantManager: []string{"manager/etcd", "manager/kube-apiserver", "manager/kueue"},
 		},
+		"the floor: no dispatcher's process, the manager's Kueue, API server and etcd": {
+			system:      SystemFloor,
+			wantManager: []string{"manager/etcd", "manager/kube-apiserver", "manager/kueue"},
+		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -79,6 +79,13 @@ func runPhase(ctx context.Context, env *localcluster.Env, sys System, load Load,
 	if err := switchTo(ctx, env, sys, logf); err != nil {
 		return nil, err
 	}
+	if sys.Name == SystemFloor {
+		fctx, stop := context.WithCancel(ctx)
+		defer stop()
+		if err := startFloor(fctx, env); err != nil {
+			return nil, err
+		}
+	}
 	left, err := awaitQuietWorkers(ctx, env, logf)
 	if err != nil {
 		return nil, err
@@ -160,7 +167,7 @@ func runPhase(ctx context.Context, env *localcluster.Env, sys System, load Load,
 		return nil, err
 	}
 	summarizeJobs(res, names, t.snapshot(names))
-	if toWorkers, _ := dispatcherWorkerRequests(res); len(toWorkers.ByCall) == 0 {
+	if toWorkers, _ := dispatcherWorkerRequests(res); len(toWorkers.ByCall) == 0 && sys.Name != SystemFloor {
 		res.Warnings = append(res.Warnings, "the workers' audit logs hold no request of "+sys.Program+": is auditing on?")
 	}
 	cancel()

@@ -64,6 +64,23 @@ func percentileFigures(key, label string, get func(p *PhaseResult) benchreport.P
 	}
 }
 
+// dispatched leaves f out of the phases of a system with no dispatcher
+// (the floor), where nothing runs on a worker and no process dispatches.
+func dispatched(fs ...figure) []figure {
+	out := make([]figure, len(fs))
+	for i, f := range fs {
+		get := f.get
+		f.get = func(p *PhaseResult) (float64, bool) {
+			if Systems[p.System].Process == "" {
+				return 0, false
+			}
+			return get(p)
+		}
+		out[i] = f
+	}
+	return out
+}
+
 // requestFigures are one identity's requests per job, by kind.
 func requestFigures(key, label string, get func(p *PhaseResult) (APIRequests, bool)) []figure {
 	kind := func(k, l, format string, of func(t RequestTotals) float64) figure {
@@ -134,7 +151,7 @@ var figures = slices.Concat(
 	[]figure{{"throughput", "Throughput: jobs complete per second, first submission to last complete", "%.2f",
 		always(func(p *PhaseResult) float64 { return p.Throughput })}},
 	percentileFigures("submitToReady", "Submission → check Ready", func(p *PhaseResult) benchreport.Percentiles { return p.SubmitToReady }),
-	percentileFigures("submitToRunning", "Submission → job running on its worker", func(p *PhaseResult) benchreport.Percentiles { return p.SubmitToRunning }),
+	dispatched(percentileFigures("submitToRunning", "Submission → job running on its worker", func(p *PhaseResult) benchreport.Percentiles { return p.SubmitToRunning })...),
 	percentileFigures("submitToComplete", "Submission → job complete on the manager", func(p *PhaseResult) benchreport.Percentiles { return p.SubmitToComplete }),
 	[]figure{
 		{"quotaToReady.p50", "Quota reserved → check Ready, the dispatcher's own share, p50 (s)", "%.2f", always(func(p *PhaseResult) float64 { return p.QuotaToReady.P50 })},
@@ -148,7 +165,9 @@ var figures = slices.Concat(
 		restFigure(sideWorker, "aboveRest", "Worker side: CPU ms per job above its rest", "%.1f", func(r RestCost) float64 { return r.AboveMsPerJob }),
 		sideFigure(sideWorker, "rss", "Worker side: peak RSS (MiB)", "%.0f", func(c SideCost) float64 { return c.PeakRSSMiB }),
 		sideFigure(sideWorker, "growth", "Worker side: RSS growth per job (KiB)", "%.1f", func(c SideCost) float64 { return c.GrowthKiBPerJob }),
-		{"dispatcher.cpu", "The dispatcher's process alone: CPU ms per job", "%.1f", always(func(p *PhaseResult) float64 { return p.Dispatcher.CPUMsPerWorkload })},
+	},
+	dispatched(figure{"dispatcher.cpu", "The dispatcher's process alone: CPU ms per job", "%.1f", always(func(p *PhaseResult) float64 { return p.Dispatcher.CPUMsPerWorkload })}),
+	[]figure{
 		processFigure(localcluster.CourierProcess, "The Courier process (idle in MultiKueue's phases)"),
 		processFigure(localcluster.KueueProcess, "The manager's Kueue"),
 		processFigure("manager/kube-apiserver", "The manager's API server"),
@@ -270,7 +289,7 @@ func managerWritesPerJob(p *PhaseResult) map[string]float64 {
 	if p.Jobs == 0 {
 		return out
 	}
-	for _, program := range []string{"courier", "kueue"} {
+	for _, program := range []string{"courier", "kueue", floorProgram} {
 		r := p.ManagerRequests.Of(program, "")
 		for _, c := range slices.Sorted(maps.Keys(r.ByCall)) {
 			verb, _, _ := strings.Cut(c, " ")

@@ -160,3 +160,21 @@ func TestManagerWritesPerJob(t *testing.T) {
 		t.Errorf("writes per job (-want +got):\n%s", diff)
 	}
 }
+
+func TestFloorFigures(t *testing.T) {
+	floor := phaseWith(SystemFloor, 0, 9, 40, 0)
+	courier := phaseWith(SystemCourier, 0, 2, 100, 200)
+	type present struct{ Running, Dispatcher, Complete bool }
+	pick := func(s SystemSummary) present {
+		_, running := s.Figures["submitToRunning.p50"]
+		_, dispatcher := s.Figures["dispatcher.cpu"]
+		_, complete := s.Figures["submitToComplete.p50"]
+		return present{running, dispatcher, complete}
+	}
+	got := []present{pick(summarizeSystem(Systems[SystemFloor], []*PhaseResult{&floor})),
+		pick(summarizeSystem(Systems[SystemCourier], []*PhaseResult{&courier}))}
+	want := []present{{Complete: true}, {Running: true, Dispatcher: true, Complete: true}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("figures present, the floor then Courier (-want +got):\n%s", diff)
+	}
+}

@@ -35,6 +35,9 @@ const (
 	SystemCourier       = "courier"
 	SystemMultiKueue    = "multikueue"
 	SystemMultiKueueQPS = "multikueue-qps"
+	// SystemFloor is no dispatcher (compare_floor.go): what the manager
+	// side costs for a job whatever dispatches it.
+	SystemFloor = "floor"
 )
 
 // PatchedKueue is the binary tools/hack/build-kueue-multikueue-qps.sh
@@ -58,10 +61,16 @@ var Systems = map[string]System{
 	SystemMultiKueueQPS: {Name: SystemMultiKueueQPS, Label: "MultiKueue v0.19.1 + worker clients at 1,000 QPS", Check: localcluster.MultiKueueCheckName,
 		Kueue: PatchedKueue, Process: localcluster.KueueProcess, Program: "kueue",
 		Note: "the whole manager Kueue process, which also admits the workloads"},
+	SystemFloor: {Name: SystemFloor, Label: "No dispatcher (the floor)", Check: floorCheck, Kueue: "kueue", Program: floorProgram,
+		Note: "no process: the harness sets the check Ready and the job Complete, two writes per job"},
 }
 
 // SystemOrder is the order the systems run in under each load.
-var SystemOrder = []string{SystemCourier, SystemMultiKueue, SystemMultiKueueQPS}
+var SystemOrder = []string{SystemCourier, SystemMultiKueue, SystemMultiKueueQPS, SystemFloor}
+
+// DefaultSystems are the systems a comparison runs unless told otherwise:
+// the dispatchers, without the floor.
+var DefaultSystems = []string{SystemCourier, SystemMultiKueue, SystemMultiKueueQPS}
 
 // switchTo makes sys the dispatcher: the manager Kueue binary it needs,
 // restarted if another runs, and the ClusterQueue pointed at its check,

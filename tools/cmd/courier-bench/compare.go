@@ -25,7 +25,7 @@ func runCompare(ctx context.Context, args []string) error {
 	rates := fs.String("rates", "1", "Comma-separated steady rates, TrainJobs per second; empty for none. The machine here is about half busy at 0.5/s, near saturation at 1/s and past it at 2/s.")
 	rateJobs := fs.Int("rate-jobs", 200, "TrainJobs submitted at each steady rate.")
 	batchJobs := fs.Int("batch-jobs", 0, "A burst of batch Jobs through Courier's external framework, for Courier only; 0 for none.")
-	systems := fs.String("systems", strings.Join(benchstack.SystemOrder, ","), "Comma-separated systems to run under each load; repeat N runs them in this order rotated by N-1: "+strings.Join(benchstack.SystemOrder, ", ")+".")
+	systems := fs.String("systems", strings.Join(benchstack.DefaultSystems, ","), "Comma-separated systems to run under each load; repeat N runs them in this order rotated by N-1: "+strings.Join(benchstack.SystemOrder, ", ")+". "+benchstack.SystemFloor+" is no dispatcher: the harness turns the check Ready and completes the job, and nothing reaches a worker, to measure what the manager side costs whatever dispatches.")
 	repeats := fs.Int("repeats", 3, "How many times every load runs through every system; the figures are the medians, with the least and greatest.")
 	runFor := fs.Duration("run-for", 0, "How long each job's pods run on the simulated nodes; 0 completes them at once.")
 	timeout := fs.Duration("timeout", 30*time.Minute, "Time limit of each phase, from its first submission.")
