@@ -52,8 +52,12 @@ func compareVerdicts(loads []LoadSummary) []benchreport.Verdict {
 		if l.Batch {
 			continue
 		}
-		out = append(out, versusMultiKueue(l, "manager.cpu", false, managerCPURatio,
-			fmt.Sprintf("%s: manager side CPU per job ≤ %.1f× the better MultiKueue's", l.Load, managerCPURatio), "%.1f ms"))
+		v := versusMultiKueue(l, "manager.cpu", false, managerCPURatio,
+			fmt.Sprintf("%s: manager side CPU per job ≤ %.1f× the better MultiKueue's", l.Load, managerCPURatio), "%.1f ms")
+		if v.Status != "SKIP" {
+			v.Detail += floorNote(l, "manager.cpu", managerCPURatio, "%.1f ms")
+		}
+		out = append(out, v)
 	}
 	out = append(out, courierEveryLoad(loads, fmt.Sprintf("Courier's writes to the manager ≤ %.0f per job", maxManagerWrites),
 		func(s *SystemSummary) (bool, string) {
@@ -112,7 +116,41 @@ func compareVerdicts(loads []LoadSummary) []benchreport.Verdict {
 // MultiKueue's: higher is better when higher, and Courier's must be at
 // least ratio times it; else at most ratio times it (ratio 1: fewer).
 func versusMultiKueue(l LoadSummary, key string, higher bool, ratio float64, target, format string) benchreport.Verdict {
-	c := l.system(SystemCourier)
+	c, mk := l.system(SystemCourier), betterMultiKueue(l, key, higher)
+	if c == nil || mk == nil {
+		return benchreport.Skip(target, "needs Courier and a MultiKueue under this load")
+	}
+	cv, mv := c.Figures[key].Median, mk.Figures[key].Median
+	ok := cv <= ratio*mv
+	if higher {
+		ok = cv >= ratio*mv
+	}
+	if ratio == 1 && !higher {
+		ok = cv < mv
+	}
+	return benchreport.Check(ok, target, fmt.Sprintf("Courier "+format+", %s "+format+" (medians of %d and %d)",
+		cv, mk.Label, mv, c.Repeats, mk.Repeats))
+}
+
+// floorNote says where a lower-is-better target of ratio times the better
+// MultiKueue's median stands against the floor's median, when the floor
+// ran under l: a target below the floor is one no dispatcher can meet.
+func floorNote(l LoadSummary, key string, ratio float64, format string) string {
+	floor, mk := l.system(SystemFloor), betterMultiKueue(l, key, false)
+	if floor == nil || mk == nil {
+		return ""
+	}
+	fv, target := floor.Figures[key].Median, ratio*mk.Figures[key].Median
+	where := "above it"
+	if target < fv {
+		where = "below it: no dispatcher can meet it"
+	}
+	return fmt.Sprintf("; with no dispatcher (the floor) "+format+", so the target, "+format+", is %s", fv, target, where)
+}
+
+// betterMultiKueue is the MultiKueue whose median of a figure is better
+// under l, higher or lower, or nil when none ran.
+func betterMultiKueue(l LoadSummary, key string, higher bool) *SystemSummary {
 	var mk *SystemSummary
 	for _, name := range []string{SystemMultiKueue, SystemMultiKueueQPS} {
 		s := l.system(name)
@@ -130,19 +168,7 @@ func versusMultiKueue(l LoadSummary, key string, higher bool, ratio float64, tar
 			mk = s
 		}
 	}
-	if c == nil || mk == nil {
-		return benchreport.Skip(target, "needs Courier and a MultiKueue under this load")
-	}
-	cv, mv := c.Figures[key].Median, mk.Figures[key].Median
-	ok := cv <= ratio*mv
-	if higher {
-		ok = cv >= ratio*mv
-	}
-	if ratio == 1 && !higher {
-		ok = cv < mv
-	}
-	return benchreport.Check(ok, target, fmt.Sprintf("Courier "+format+", %s "+format+" (medians of %d and %d)",
-		cv, mk.Label, mv, c.Repeats, mk.Repeats))
+	return mk
 }
 
 // courierEveryLoad checks one target on Courier's summary of each load.

@@ -141,3 +141,29 @@ func TestBelowSaturation(t *testing.T) {
 		t.Errorf("below saturation (-want +got):\n%s", diff)
 	}
 }
+
+func TestManagerCPUAgainstTheFloor(t *testing.T) {
+	load := func(floorCPU float64) LoadSummary {
+		return LoadSummary{Load: "rate-1", Jobs: 100, Rate: 1, Systems: []SystemSummary{
+			summary(SystemCourier, 1, 2, 630, 6, 20, 0, 3, 40, 0),
+			summary(SystemMultiKueue, 1, 2, 660, 0, 40, 20, 6, 180, 0),
+			summary(SystemFloor, 1, 1, floorCPU, 0, 0, 0, 0, 0, 0),
+		}}
+	}
+	detail := func(l LoadSummary) string {
+		for _, v := range compareVerdicts([]LoadSummary{l}) {
+			if v.Target == "rate-1: manager side CPU per job ≤ 0.6× the better MultiKueue's" {
+				return v.Detail
+			}
+		}
+		return "no verdict"
+	}
+	got := []string{detail(load(550)), detail(load(300))}
+	want := []string{
+		"Courier 630.0 ms, MultiKueue v0.19.1 660.0 ms (medians of 3 and 3); with no dispatcher (the floor) 550.0 ms, so the target, 396.0 ms, is below it: no dispatcher can meet it",
+		"Courier 630.0 ms, MultiKueue v0.19.1 660.0 ms (medians of 3 and 3); with no dispatcher (the floor) 300.0 ms, so the target, 396.0 ms, is above it",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("the manager side's verdict (-want +got):\n%s", diff)
+	}
+}
