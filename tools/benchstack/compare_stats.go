@@ -64,8 +64,9 @@ func percentileFigures(key, label string, get func(p *PhaseResult) benchreport.P
 	}
 }
 
-// dispatched leaves f out of the phases of a system with no dispatcher
-// (the floor), where nothing runs on a worker and no process dispatches.
+// dispatched leaves the figures fs out of the phases of a system with no
+// dispatcher (the floor), where nothing runs on a worker and no process
+// dispatches.
 func dispatched(fs ...figure) []figure {
 	out := make([]figure, len(fs))
 	for i, f := range fs {
