@@ -336,7 +336,8 @@ func (l *auditLog) record(ev *auditEvent, from, to time.Time, w *windowAudit, pe
 	case ev.Stage != "ResponseComplete":
 		return
 	}
-	lostTo := l.trackWriter(ev)
+	c := callOf(ev)
+	lostTo := l.trackWriter(ev, c)
 	if ev.RequestReceived.Before(from) || !ev.RequestReceived.Before(to) {
 		return
 	}
@@ -345,7 +346,6 @@ func (l *auditLog) record(ev *auditEvent, from, to time.Time, w *windowAudit, pe
 		w.Requests[id] = map[call]*callCount{}
 		perSecond[id] = map[int64]uint64{}
 	}
-	c := callOf(ev)
 	cc := w.Requests[id][c]
 	if cc == nil {
 		cc = &callCount{}
@@ -372,10 +372,10 @@ func (l *auditLog) record(ev *auditEvent, from, to time.Time, w *windowAudit, pe
 // trackWriter keeps the program of each stored write to an object, and
 // returns, for an update or a patch refused with 409, the program of the
 // write before it: unknownWriter when the log holds none; "" for any
-// other request.
-func (l *auditLog) trackWriter(ev *auditEvent) string {
+// other request. c is ev's call.
+func (l *auditLog) trackWriter(ev *auditEvent, c call) string {
 	if !isWrite(ev.Verb) || ev.ObjectRef == nil || ev.ObjectRef.Name == "" || ev.ResponseStatus == nil ||
-		ev.ObjectRef.Resource == "events" || callOf(ev).DryRun {
+		ev.ObjectRef.Resource == "events" || c.DryRun {
 		return ""
 	}
 	key := objectKey{ev.ObjectRef.APIGroup, ev.ObjectRef.Resource, ev.ObjectRef.Namespace, ev.ObjectRef.Name}

@@ -159,11 +159,7 @@ func (f *floor) act(ctx context.Context, key floorKey) error {
 	if patched == nil {
 		return nil
 	}
-	err := f.client.Status().Patch(ctx, patched, patch)
-	if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
-		return nil
-	}
-	if err != nil {
+	if err := f.client.Status().Patch(ctx, patched, patch); err != nil && !apierrors.IsConflict(err) && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("patching %s: %w", key.name, err)
 	}
 	return nil
