@@ -3,15 +3,18 @@ package act
 import (
 	"encoding/json"
 	"testing"
+	"time"
 
 	jsonpatch "github.com/evanphx/json-patch/v5"
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
 	courier "github.com/courierdev/courier/api/v1alpha1"
+	"github.com/courierdev/courier/pkg/dispatch/plan"
 	kueuetesting "github.com/courierdev/courier/pkg/testing/kueue"
 )
 
@@ -137,4 +140,155 @@ func applyMergePatch(t *testing.T, obj any, patch []byte) []byte {
 		t.Fatalf("applying %s: %v", patch, err)
 	}
 	return patched
+}
+
+// A change that keeps the check Pending applies to the Workload as the plan
+// read it and to any newer version whose check is still where and as it
+// was, and to no other.
+func TestPendingPatch(t *testing.T) {
+	read := func() *kueuetesting.WorkloadWrapper {
+		return kueuetesting.MakeWorkload("wl", "ns").ReserveQuota("cq").Check("other", kueue.CheckStateReady, "").Check("courier", kueue.CheckStatePending, "")
+	}
+	podsReady := func(w *kueuetesting.WorkloadWrapper) *kueuetesting.WorkloadWrapper {
+		return w.Condition(kueue.WorkloadPodsReady, metav1.ConditionFalse, "WaitForStart", time.Time{})
+	}
+	cases := map[string]struct {
+		read   *kueue.Workload
+		change plan.StatusChange
+		// server is the Workload as the API server holds it when the
+		// patch comes, the one read if nil.
+		server *kueue.Workload
+		want   *kueue.Workload
+		// refused: the patch does not apply to server.
+		refused bool
+	}{
+		"nominates": {
+			read:   read().Obj(),
+			change: plan.StatusChange{State: kueue.CheckStatePending, Message: "Waiting.", Nominated: []string{"a", "b"}},
+			want:   read().Nominated("a", "b").Obj(),
+		},
+		"nominates over Kueue's newer write to a condition, which stays": {
+			read:   read().Obj(),
+			change: plan.StatusChange{State: kueue.CheckStatePending, Message: "Waiting.", Nominated: []string{"a"}},
+			server: podsReady(read()).Obj(),
+			want:   podsReady(read()).Nominated("a").Obj(),
+		},
+		"changes the message, the nomination kept": {
+			read:   read().Nominated("a").Obj(),
+			change: plan.StatusChange{State: kueue.CheckStatePending, Message: "No worker can take the workload now.", Nominated: []string{"a"}},
+			want:   read().Nominated("a").Obj(),
+		},
+		"widens the nomination": {
+			read:   read().Nominated("a").Obj(),
+			change: plan.StatusChange{State: kueue.CheckStatePending, Message: "Waiting.", Nominated: []string{"a", "b"}},
+			want:   read().Nominated("a", "b").Obj(),
+		},
+		"is refused where the check is no longer Pending": {
+			read:    read().Obj(),
+			change:  plan.StatusChange{State: kueue.CheckStatePending, Message: "Waiting.", Nominated: []string{"a"}},
+			server:  kueuetesting.MakeWorkload("wl", "ns").ReserveQuota("cq").Check("other", kueue.CheckStateReady, "").Check("courier", kueue.CheckStateRetry, "").Obj(),
+			refused: true,
+		},
+		"is refused where the check moved in the list": {
+			read:    read().Obj(),
+			change:  plan.StatusChange{State: kueue.CheckStatePending, Message: "Waiting.", Nominated: []string{"a"}},
+			server:  kueuetesting.MakeWorkload("wl", "ns").ReserveQuota("cq").Check("courier", kueue.CheckStatePending, "").Obj(),
+			refused: true,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			patch, ok, err := PendingPatch(tc.read, "courier", &tc.change)
+			if err != nil || !ok {
+				t.Fatalf("PendingPatch = %v, %v; want a patch", ok, err)
+			}
+			data, err := patch.Data(nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if patch.Type() != types.JSONPatchType {
+				t.Errorf("patch type %s, want %s", patch.Type(), types.JSONPatchType)
+			}
+			server := tc.server
+			if server == nil {
+				server = tc.read
+			}
+			decoded, err := jsonpatch.DecodePatch(data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			patched, err := decoded.Apply(applyMergePatch(t, server, nil))
+			if tc.refused {
+				if err == nil {
+					t.Errorf("patch %s applied to %s", data, applyMergePatch(t, server, nil))
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("applying %s: %v", data, err)
+			}
+			got := &kueue.Workload{}
+			if err := json.Unmarshal(patched, got); err != nil {
+				t.Fatal(err)
+			}
+			want := tc.want.DeepCopy()
+			findCheck(want, "courier").Message = tc.change.Message
+			if err := json.Unmarshal(applyMergePatch(t, want, nil), want); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("patched Workload (-want +got):\n%s\npatch: %s", diff, data)
+			}
+		})
+	}
+}
+
+// Any change but one that keeps the check Pending on a Workload not
+// placed goes as a merge patch guarded by the resourceVersion.
+func TestPendingPatchLeavesTheRestToTheVersionGuard(t *testing.T) {
+	pending := func() *kueuetesting.WorkloadWrapper {
+		return kueuetesting.MakeWorkload("wl", "ns").ReserveQuota("cq").Check("courier", kueue.CheckStatePending, "")
+	}
+	keep := plan.StatusChange{State: kueue.CheckStatePending, Message: "Waiting.", Nominated: []string{"a"}}
+	cases := map[string]struct {
+		read   *kueue.Workload
+		change plan.StatusChange
+	}{
+		"the check turns Ready": {
+			read:   pending().Nominated("a").Obj(),
+			change: plan.StatusChange{State: kueue.CheckStateReady, Message: "Dispatched.", ClusterName: ptr.To("a")},
+		},
+		"the check turns Retry": {
+			read:   pending().Obj(),
+			change: plan.StatusChange{State: kueue.CheckStateRetry, Message: "Requeueing."},
+		},
+		"the Workload finishes": {
+			read: pending().Obj(),
+			change: plan.StatusChange{State: kueue.CheckStatePending, Message: "Waiting.",
+				Finished: &metav1.Condition{Type: kueue.WorkloadFinished, Status: metav1.ConditionTrue, Reason: "Succeeded"}},
+		},
+		"the nomination is removed": {
+			read:   pending().Nominated("a").Obj(),
+			change: plan.StatusChange{State: kueue.CheckStatePending, Message: "No worker can take the workload now."},
+		},
+		"the Workload is placed": {
+			read:   pending().ClusterName("a").Obj(),
+			change: keep,
+		},
+		"the check read is not Pending": {
+			read:   kueuetesting.MakeWorkload("wl", "ns").ReserveQuota("cq").Check("courier", kueue.CheckStateReady, "").Obj(),
+			change: keep,
+		},
+		"the check is not on the Workload": {
+			read:   kueuetesting.MakeWorkload("wl", "ns").ReserveQuota("cq").Check("other", kueue.CheckStatePending, "").Obj(),
+			change: keep,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if _, ok, err := PendingPatch(tc.read, "courier", &tc.change); ok || err != nil {
+				t.Errorf("PendingPatch = %v, %v; want no patch", ok, err)
+			}
+		})
+	}
 }

@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
 	"github.com/courierdev/courier/pkg/dispatch/plan"
@@ -19,10 +20,17 @@ import (
 
 // writeStatus applies Courier's part of the Workload status in one patch,
 // guarded by the resourceVersion so that Kueue's concurrent writes are not
-// lost. A change without a State leaves the check alone: the Workload no
-// longer carries one Courier can write.
+// lost, but for a check kept Pending (see PendingPatch). A change without a
+// State leaves the check alone: the Workload no longer carries one Courier
+// can write.
 func (a *Actor) writeStatus(ctx context.Context, wl *kueue.Workload, check kueue.AdmissionCheckReference, s *plan.StatusChange) error {
 	version := wl.ResourceVersion
+	if patch, ok, err := PendingPatch(wl, check, s); ok || err != nil {
+		if err != nil {
+			return err
+		}
+		return a.patchStatus(ctx, wl, version, patch, "keeping the check Pending")
+	}
 	now := metav1.NewTime(a.Now())
 	if s.State != "" {
 		state := findCheck(wl, check)
@@ -45,9 +53,14 @@ func (a *Actor) writeStatus(ctx context.Context, wl *kueue.Workload, check kueue
 	if err != nil {
 		return err
 	}
+	return a.patchStatus(ctx, wl, version, patch, "patching Workload status")
+}
+
+// patchStatus sends patch to wl's status, read at version.
+func (a *Actor) patchStatus(ctx context.Context, wl *kueue.Workload, version string, patch client.Patch, doing string) error {
 	if err := a.Client.Status().Patch(ctx, wl, patch); err != nil {
 		a.noteConflict(wl, version, err)
-		return fmt.Errorf("patching Workload status: %w", err)
+		return fmt.Errorf("%s: %w", doing, err)
 	}
 	a.wroteOver(wl, version)
 	return nil
