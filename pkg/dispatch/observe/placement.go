@@ -55,9 +55,9 @@ func (ob *Observer) placementInput(wl *kueue.Workload, info workload.Job, policy
 
 // nominatedBefore are the clusters nominated before: those the Workload
 // names, and those holding a live copy of it that it does not name. A pass
-// whose nomination was refused for a conflict leaves its copies behind; the
-// next pass keeps them where they are instead of moving them because their
-// own admission used up their worker's room.
+// whose nomination was refused leaves its copies behind; the next pass
+// keeps them where they are instead of moving them because their own
+// admission used up their worker's room.
 func nominatedBefore(wl *kueue.Workload, remotes map[string]plan.Remote) []string {
 	named := wl.Status.NominatedClusterNames
 	var held []string

@@ -98,8 +98,9 @@ func planWinner(o Observed, winner string) Plan {
 	wl := o.Workload
 	p := Plan{Delete: withCopies(o.Remotes, winner)}
 	if !slices.Contains(wl.Status.NominatedClusterNames, winner) {
-		// The pass that made the copies had its nomination refused for a
-		// conflict, and with it the event: this one reports them.
+		// The pass that made the copies had its nomination refused (for a
+		// conflict, or the check changed), and with it the event: this one
+		// reports them.
 		nominated := append(slices.Clone(wl.Status.NominatedClusterNames), winner)
 		slices.Sort(nominated)
 		p.Status = &StatusChange{State: kueue.CheckStatePending, Message: o.Check.Message, Nominated: nominated}
