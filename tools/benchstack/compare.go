@@ -1,6 +1,7 @@
 package benchstack
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -137,12 +138,18 @@ func (o CompareOptions) validate() error {
 		if sys.Kueue == PatchedKueue {
 			bins = append(bins, PatchedKueue)
 		}
+		if sys.Courier == BaselineCourier {
+			bins = append(bins, BaselineCourier)
+		}
 	}
 	for _, b := range bins {
 		if _, err := os.Stat(filepath.Join(o.Bin, b)); err != nil {
 			hint := "run `make e2e-binaries build`"
-			if b == PatchedKueue {
+			switch b {
+			case PatchedKueue:
 				hint = "run tools/hack/build-kueue-multikueue-qps.sh"
+			case BaselineCourier:
+				hint = "run tools/hack/build-courier-baseline.sh with the commit to compare with"
 			}
 			errs = append(errs, fmt.Errorf("finding %s (%s): %w", b, hint, err))
 		}
@@ -237,7 +244,7 @@ func Compare(ctx context.Context, opts CompareOptions, out io.Writer) (err error
 		for _, load := range c.Loads {
 			for _, name := range order {
 				// MultiKueue has no adapter for Courier's external frameworks.
-				if load.Batch && name != SystemCourier {
+				if load.Batch && !Systems[name].courier() {
 					continue
 				}
 				res, err := runPhase(ctx, env, Systems[name], load, r, phaseOptions{runFor: opts.RunFor, timeout: opts.Timeout, rest: opts.Rest, prof: prof, audit: audit}, logf)
@@ -247,7 +254,7 @@ func Compare(ctx context.Context, opts CompareOptions, out io.Writer) (err error
 				logMeasured(logf, res)
 				if len(res.Profiles) > 0 {
 					logf("Saved %d CPU profiles of Courier, the manager's Kueue and its API server: go tool pprof -top %s %s", len(res.Profiles),
-						filepath.Join(opts.Bin, "courier"), filepath.Join(prof.dir, profilePrefix(load, r, Systems[name], localcluster.CourierProcess)+"-*.pprof"))
+						filepath.Join(opts.Bin, cmp.Or(Systems[name].Courier, "courier")), filepath.Join(prof.dir, profilePrefix(load, r, Systems[name], localcluster.CourierProcess)+"-*.pprof"))
 				}
 				c.Phases = append(c.Phases, *res)
 				// Each phase is saved as it ends: a later failure keeps it.
@@ -398,6 +405,15 @@ func machine() Machine {
 	return m
 }
 
+// courierVersion is what a Courier binary's --version prints, the commit
+// `make build` stamps, or else its Go build information.
+func courierVersion(path string) string {
+	if out, err := exec.Command(path, "--version").Output(); err == nil {
+		return strings.TrimSpace(string(out))
+	}
+	return benchreport.BinaryVersion(path)
+}
+
 // versions names the binaries the stack runs: the peers' links in bin
 // point at versioned names.
 func versions(bin string) map[string]string {
@@ -409,8 +425,11 @@ func versions(bin string) map[string]string {
 			out[b] = b
 		}
 	}
-	courier := filepath.Join(bin, "courier")
-	out["courier"] = benchreport.BinaryVersion(courier)
+	for _, b := range []string{"courier", BaselineCourier} {
+		if _, err := os.Stat(filepath.Join(bin, b)); b == "courier" || err == nil {
+			out[b] = courierVersion(filepath.Join(bin, b))
+		}
+	}
 	// Binaries built with -buildvcs=false carry no commit: the work tree's
 	// says what the harness, at least, was.
 	if desc, err := exec.Command("git", "describe", "--always", "--dirty").Output(); err == nil {

@@ -25,6 +25,10 @@ func TestSideProcesses(t *testing.T) {
 			system:      SystemCourier,
 			wantManager: []string{"manager/courier", "manager/etcd", "manager/kube-apiserver", "manager/kueue"},
 		},
+		"the baseline: Courier as another build, on the same side": {
+			system:      SystemBaseline,
+			wantManager: []string{"manager/courier", "manager/etcd", "manager/kube-apiserver", "manager/kueue"},
+		},
 		"MultiKueue: the manager's Kueue, which admits and dispatches, without the idle Courier": {
 			system:      SystemMultiKueue,
 			wantManager: []string{"manager/etcd", "manager/kube-apiserver", "manager/kueue"},

@@ -28,11 +28,21 @@ type System struct {
 	Process, Program string
 	// Note qualifies the dispatcher's cost.
 	Note string
+	// Courier is the Courier binary, relative to the bin folder, that the
+	// manager's Courier runs in this system's phases; "" leaves whichever
+	// runs, idle.
+	Courier string
 }
+
+// courier reports whether Courier dispatches for sys.
+func (sys System) courier() bool { return sys.Process == localcluster.CourierProcess }
 
 // The systems, in the order they run under each load.
 const (
-	SystemCourier       = "courier"
+	SystemCourier = "courier"
+	// SystemBaseline is Courier as built into BaselineCourier, another
+	// build to compare with in the same run: the code before a change.
+	SystemBaseline      = "baseline"
 	SystemMultiKueue    = "multikueue"
 	SystemMultiKueueQPS = "multikueue-qps"
 	// SystemFloor is no dispatcher (compare_floor.go): what the manager
@@ -51,10 +61,19 @@ const (
 // whether its 300 QPS bound anything.
 const PatchedKueue = "kueue-v0.19.1-multikueue-qps1000"
 
+// BaselineCourier is the binary SystemBaseline runs, built from the commit
+// to compare with by tools/hack/build-courier-baseline.sh. It is named
+// courier, in a folder of its own, because the manager's audit log tells
+// programs by their user agent, which client-go takes from the binary's
+// name.
+const BaselineCourier = "baseline/courier"
+
 // Systems lists every system by name.
 var Systems = map[string]System{
 	SystemCourier: {Name: SystemCourier, Label: "Courier (defaults, BestFit)", Check: localcluster.CheckName,
-		Kueue: "kueue", Process: localcluster.CourierProcess, Program: "courier"},
+		Kueue: "kueue", Process: localcluster.CourierProcess, Program: "courier", Courier: "courier"},
+	SystemBaseline: {Name: SystemBaseline, Label: "Courier, the baseline build (defaults, BestFit)", Check: localcluster.CheckName,
+		Kueue: "kueue", Process: localcluster.CourierProcess, Program: "courier", Courier: BaselineCourier},
 	SystemMultiKueue: {Name: SystemMultiKueue, Label: "MultiKueue v0.19.1", Check: localcluster.MultiKueueCheckName,
 		Kueue: "kueue", Process: localcluster.KueueProcess, Program: "kueue",
 		Note: "the whole manager Kueue process, which also admits the workloads"},
@@ -66,15 +85,15 @@ var Systems = map[string]System{
 }
 
 // SystemOrder is the order the systems run in under each load.
-var SystemOrder = []string{SystemCourier, SystemMultiKueue, SystemMultiKueueQPS, SystemFloor}
+var SystemOrder = []string{SystemCourier, SystemBaseline, SystemMultiKueue, SystemMultiKueueQPS, SystemFloor}
 
 // DefaultSystems are the systems a comparison runs unless told otherwise:
-// the dispatchers, without the floor.
+// the dispatchers, without the baseline and the floor.
 var DefaultSystems = []string{SystemCourier, SystemMultiKueue, SystemMultiKueueQPS}
 
-// switchTo makes sys the dispatcher: the manager Kueue binary it needs,
-// restarted if another runs, and the ClusterQueue pointed at its check,
-// waiting until the ClusterQueue is Active again.
+// switchTo makes sys the dispatcher: the manager Kueue and Courier
+// binaries it needs, restarted if others run, and the ClusterQueue pointed
+// at its check, waiting until the ClusterQueue is Active again.
 func switchTo(ctx context.Context, env *localcluster.Env, sys System, logf func(string, ...any)) error {
 	want := filepath.Join(env.Bin, sys.Kueue)
 	running, err := env.KueueBinary()
@@ -85,6 +104,19 @@ func switchTo(ctx context.Context, env *localcluster.Env, sys System, logf func(
 		logf("Restarting the manager's Kueue as %s", want)
 		if _, err := env.RestartManagerKueue(ctx, want); err != nil {
 			return fmt.Errorf("restarting the manager's Kueue: %w", err)
+		}
+	}
+	if sys.Courier != "" {
+		want := filepath.Join(env.Bin, sys.Courier)
+		running, err := env.CourierBinary()
+		if err != nil {
+			return err
+		}
+		if running != want {
+			logf("Restarting Courier as %s", want)
+			if _, err := env.RestartCourier(ctx, want); err != nil {
+				return fmt.Errorf("restarting Courier: %w", err)
+			}
 		}
 	}
 	if err := env.UseCheck(ctx, sys.Check); err != nil {

@@ -86,6 +86,23 @@ func TestCompareVerdicts(t *testing.T) {
 				"PASS MultiKueue v0.19.1: no invariant broken",
 			},
 		},
+		"Courier beside its baseline, which is not judged": {
+			loads: []LoadSummary{{Load: "rate-1", Jobs: 20, Rate: 1, Systems: []SystemSummary{
+				summary(SystemCourier, 1, 1, 50, 5, 20, 0, 3, 8, 0),
+				summary(SystemBaseline, 1, 1, 50, 7, 20, 5, 9, 80, 1),
+			}}},
+			want: []string{
+				"SKIP at the largest burst: Courier's throughput ≥ 1.5× the better MultiKueue's",
+				"SKIP at the largest burst: Courier's p95 submission → complete ≤ 0.7× the better MultiKueue's",
+				"SKIP rate-1: manager side CPU per job ≤ 0.6× the better MultiKueue's",
+				"PASS Courier's writes to the manager ≤ 6 per job",
+				"SKIP rate-1: Courier's requests and watch events to the workers fewer than the better MultiKueue's",
+				"PASS Courier ≤ 4 gets and writes to the workers per job (issue 12)",
+				"PASS The Courier process ≤ 10 ms CPU per job (issue 12)",
+				"PASS Courier (defaults, BestFit): no invariant broken",
+				"FAIL Courier, the baseline build (defaults, BestFit): no invariant broken",
+			},
+		},
 		"Courier alone": {
 			loads: []LoadSummary{{Load: "rate-1", Jobs: 20, Rate: 1, Systems: []SystemSummary{summary(SystemCourier, 1, 1, 50, 5, 20, 0, 3, 8, 0)}}},
 			want: []string{

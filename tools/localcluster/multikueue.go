@@ -157,11 +157,16 @@ func (e *Env) UseCheck(ctx context.Context, check string) error {
 
 // KueueBinary is the binary the manager's Kueue runs now.
 func (e *Env) KueueBinary() (string, error) {
+	return e.binary(KueueProcess)
+}
+
+// binary is the binary the recorded process name runs now.
+func (e *Env) binary(name string) (string, error) {
 	state, err := LoadState(e.Dir)
 	if err != nil {
 		return "", err
 	}
-	p, err := state.process(KueueProcess)
+	p, err := state.process(name)
 	if err != nil {
 		return "", err
 	}
@@ -172,15 +177,30 @@ func (e *Env) KueueBinary() (string, error) {
 // in its place, with the same Configuration, kubeconfig and ports, and
 // waits until it serves. The webhook configurations still point at it.
 func (e *Env) RestartManagerKueue(ctx context.Context, binary string) (*Process, error) {
+	proc, err := e.respawn(ctx, KueueProcess, binary, kueuePorts)
+	if err != nil {
+		return nil, err
+	}
+	mgr, err := e.Client(e.Manager)
+	if err != nil {
+		return nil, err
+	}
+	return proc, e.waitMultiKueueActive(ctx, mgr)
+}
+
+// respawn stops the recorded process name by PID and starts binary in its
+// place, with the same arguments, environment and log, records it, and
+// waits until it serves on the ports its arguments give.
+func (e *Env) respawn(ctx context.Context, name, binary string, portsOf func(args []string) (ports, error)) (*Process, error) {
 	state, err := LoadState(e.Dir)
 	if err != nil {
 		return nil, err
 	}
-	old, err := state.process(KueueProcess)
+	old, err := state.process(name)
 	if err != nil {
 		return nil, err
 	}
-	p, err := kueuePorts(old.Args)
+	p, err := portsOf(old.Args)
 	if err != nil {
 		return nil, err
 	}
@@ -191,7 +211,7 @@ func (e *Env) RestartManagerKueue(ctx context.Context, binary string) (*Process,
 		return nil, err
 	}
 	args := append([]string{binary}, old.Args[1:]...)
-	proc, err := spawn(KueueProcess, old.Log, os.O_APPEND, old.Env, args...)
+	proc, err := spawn(name, old.Log, os.O_APPEND, old.Env, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -199,19 +219,19 @@ func (e *Env) RestartManagerKueue(ctx context.Context, binary string) (*Process,
 	if err := state.save(e.Dir); err != nil {
 		return nil, err
 	}
-	if err := waitServing(ctx, proc, p); err != nil {
-		return nil, err
-	}
-	mgr, err := e.Client(e.Manager)
-	if err != nil {
-		return nil, err
-	}
-	return proc, e.waitMultiKueueActive(ctx, mgr)
+	return proc, waitServing(ctx, proc, p)
 }
 
 // kueuePorts reads the health and webhook ports from the Configuration
 // file a Kueue command line names.
 func kueuePorts(args []string) (ports, error) {
+	return configPorts("Kueue", args, "healthProbeBindAddress")
+}
+
+// configPorts reads the webhook port, webhook.port, and the health port,
+// of the address at health.<healthKey>, from the configuration file named
+// by a command line's --config.
+func configPorts(program string, args []string, healthKey string) (ports, error) {
 	var path string
 	for i, a := range args {
 		if a == "--config" && i+1 < len(args) {
@@ -220,23 +240,22 @@ func kueuePorts(args []string) (ports, error) {
 	}
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return ports{}, fmt.Errorf("reading Kueue's Configuration: %w", err)
+		return ports{}, fmt.Errorf("reading %s's configuration: %w", program, err)
 	}
 	var cfg struct {
 		Webhook struct {
 			Port int `json:"port"`
 		} `json:"webhook"`
-		Health struct {
-			Address string `json:"healthProbeBindAddress"`
-		} `json:"health"`
+		Health map[string]any `json:"health"`
 	}
 	if err := yaml.Unmarshal(data, &cfg); err != nil {
-		return ports{}, fmt.Errorf("decoding Kueue's Configuration: %w", err)
+		return ports{}, fmt.Errorf("decoding %s's configuration: %w", program, err)
 	}
-	_, port, _ := strings.Cut(cfg.Health.Address, ":")
+	address, _ := cfg.Health[healthKey].(string)
+	_, port, _ := strings.Cut(address, ":")
 	health, err := strconv.Atoi(port)
 	if err != nil {
-		return ports{}, fmt.Errorf("parsing Kueue's health address %q: %w", cfg.Health.Address, err)
+		return ports{}, fmt.Errorf("parsing %s's health address %q (health.%s): %w", program, address, healthKey, err)
 	}
 	return ports{webhook: cfg.Webhook.Port, health: health}, nil
 }
