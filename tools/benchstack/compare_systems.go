@@ -91,32 +91,31 @@ var SystemOrder = []string{SystemCourier, SystemBaseline, SystemMultiKueue, Syst
 // the dispatchers, without the baseline and the floor.
 var DefaultSystems = []string{SystemCourier, SystemMultiKueue, SystemMultiKueueQPS}
 
+// runAs restarts the process called name with binary want, unless running
+// says it runs want already.
+func runAs(ctx context.Context, name, want string, running func() (string, error),
+	restart func(context.Context, string) (*localcluster.Process, error), logf func(string, ...any)) error {
+	got, err := running()
+	if err != nil || got == want {
+		return err
+	}
+	logf("Restarting %s as %s", name, want)
+	if _, err := restart(ctx, want); err != nil {
+		return fmt.Errorf("restarting %s: %w", name, err)
+	}
+	return nil
+}
+
 // switchTo makes sys the dispatcher: the manager Kueue and Courier
 // binaries it needs, restarted if others run, and the ClusterQueue pointed
 // at its check, waiting until the ClusterQueue is Active again.
 func switchTo(ctx context.Context, env *localcluster.Env, sys System, logf func(string, ...any)) error {
-	want := filepath.Join(env.Bin, sys.Kueue)
-	running, err := env.KueueBinary()
-	if err != nil {
+	if err := runAs(ctx, "the manager's Kueue", filepath.Join(env.Bin, sys.Kueue), env.KueueBinary, env.RestartManagerKueue, logf); err != nil {
 		return err
 	}
-	if running != want {
-		logf("Restarting the manager's Kueue as %s", want)
-		if _, err := env.RestartManagerKueue(ctx, want); err != nil {
-			return fmt.Errorf("restarting the manager's Kueue: %w", err)
-		}
-	}
 	if sys.Courier != "" {
-		want := filepath.Join(env.Bin, sys.Courier)
-		running, err := env.CourierBinary()
-		if err != nil {
+		if err := runAs(ctx, "Courier", filepath.Join(env.Bin, sys.Courier), env.CourierBinary, env.RestartCourier, logf); err != nil {
 			return err
-		}
-		if running != want {
-			logf("Restarting Courier as %s", want)
-			if _, err := env.RestartCourier(ctx, want); err != nil {
-				return fmt.Errorf("restarting Courier: %w", err)
-			}
 		}
 	}
 	if err := env.UseCheck(ctx, sys.Check); err != nil {
