@@ -405,6 +405,12 @@ func machine() Machine {
 	return m
 }
 
+// fileExists reports whether path names a file that can be read.
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
+
 // courierVersion is what a Courier binary's --version prints, the commit
 // `make build` stamps, or else its Go build information.
 func courierVersion(path string) string {
@@ -425,10 +431,9 @@ func versions(bin string) map[string]string {
 			out[b] = b
 		}
 	}
-	for _, b := range []string{"courier", BaselineCourier} {
-		if _, err := os.Stat(filepath.Join(bin, b)); b == "courier" || err == nil {
-			out[b] = courierVersion(filepath.Join(bin, b))
-		}
+	out["courier"] = courierVersion(filepath.Join(bin, "courier"))
+	if baseline := filepath.Join(bin, BaselineCourier); fileExists(baseline) {
+		out[BaselineCourier] = courierVersion(baseline)
 	}
 	// Binaries built with -buildvcs=false carry no commit: the work tree's
 	// says what the harness, at least, was.

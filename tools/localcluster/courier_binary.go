@@ -20,8 +20,8 @@ func (e *Env) CourierBinary() (string, error) {
 // RestartCourier stops the manager's first Courier by PID and starts
 // binary in its place, with the same configuration, kubeconfig and ports,
 // and waits until it serves and holds the leader Lease: jobs submitted
-// before would wait on the election. It compares two builds of Courier on
-// one environment.
+// before would wait on the election. One environment can so run two
+// builds of Courier in turn.
 func (e *Env) RestartCourier(ctx context.Context, binary string) (*Process, error) {
 	mgr, err := e.Client(e.Manager)
 	if err != nil {

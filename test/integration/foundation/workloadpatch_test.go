@@ -46,8 +46,8 @@ var _ = Describe("Keeping a check Pending on the manager's API server", func() {
 		read = wl.DeepCopy()
 	})
 
-	// kueueWrites sets PodsReady as Kueue does once it reserved quota,
-	// after Courier read the Workload.
+	// kueueWrites writes the Workload's status as Kueue would after
+	// Courier read it.
 	kueueWrites := func(ctx context.Context, change func(*kueue.Workload)) {
 		GinkgoHelper()
 		wl := read.DeepCopy()
