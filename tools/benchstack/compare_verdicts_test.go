@@ -1,6 +1,7 @@
 package benchstack
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -20,6 +21,18 @@ func summary(system string, throughput, completeP95, managerCPU, courierWrites, 
 }
 
 func TestCompareVerdicts(t *testing.T) {
+	// courierAlone are the verdicts on Courier's rate-1 figures when no
+	// MultiKueue ran beside it.
+	courierAlone := []string{
+		"SKIP at the largest burst: Courier's throughput ≥ 1.5× the better MultiKueue's",
+		"SKIP at the largest burst: Courier's p95 submission → complete ≤ 0.7× the better MultiKueue's",
+		"SKIP rate-1: manager side CPU per job ≤ 0.6× the better MultiKueue's",
+		"PASS Courier's writes to the manager ≤ 6 per job",
+		"SKIP rate-1: Courier's requests and watch events to the workers fewer than the better MultiKueue's",
+		"PASS Courier ≤ 4 gets and writes to the workers per job (issue 12)",
+		"PASS The Courier process ≤ 10 ms CPU per job (issue 12)",
+		"PASS Courier (defaults, BestFit): no invariant broken",
+	}
 	statuses := func(vs []benchreport.Verdict) []string {
 		var out []string
 		for _, v := range vs {
@@ -91,30 +104,11 @@ func TestCompareVerdicts(t *testing.T) {
 				summary(SystemCourier, 1, 1, 50, 5, 20, 0, 3, 8, 0),
 				summary(SystemBaseline, 1, 1, 50, 7, 20, 5, 9, 80, 1),
 			}}},
-			want: []string{
-				"SKIP at the largest burst: Courier's throughput ≥ 1.5× the better MultiKueue's",
-				"SKIP at the largest burst: Courier's p95 submission → complete ≤ 0.7× the better MultiKueue's",
-				"SKIP rate-1: manager side CPU per job ≤ 0.6× the better MultiKueue's",
-				"PASS Courier's writes to the manager ≤ 6 per job",
-				"SKIP rate-1: Courier's requests and watch events to the workers fewer than the better MultiKueue's",
-				"PASS Courier ≤ 4 gets and writes to the workers per job (issue 12)",
-				"PASS The Courier process ≤ 10 ms CPU per job (issue 12)",
-				"PASS Courier (defaults, BestFit): no invariant broken",
-				"FAIL Courier, the baseline build (defaults, BestFit): no invariant broken",
-			},
+			want: append(slices.Clone(courierAlone), "FAIL Courier, the baseline build (defaults, BestFit): no invariant broken"),
 		},
 		"Courier alone": {
 			loads: []LoadSummary{{Load: "rate-1", Jobs: 20, Rate: 1, Systems: []SystemSummary{summary(SystemCourier, 1, 1, 50, 5, 20, 0, 3, 8, 0)}}},
-			want: []string{
-				"SKIP at the largest burst: Courier's throughput ≥ 1.5× the better MultiKueue's",
-				"SKIP at the largest burst: Courier's p95 submission → complete ≤ 0.7× the better MultiKueue's",
-				"SKIP rate-1: manager side CPU per job ≤ 0.6× the better MultiKueue's",
-				"PASS Courier's writes to the manager ≤ 6 per job",
-				"SKIP rate-1: Courier's requests and watch events to the workers fewer than the better MultiKueue's",
-				"PASS Courier ≤ 4 gets and writes to the workers per job (issue 12)",
-				"PASS The Courier process ≤ 10 ms CPU per job (issue 12)",
-				"PASS Courier (defaults, BestFit): no invariant broken",
-			},
+			want:  courierAlone,
 		},
 	}
 	for name, tc := range cases {
