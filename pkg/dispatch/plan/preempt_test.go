@@ -45,6 +45,13 @@ func TestGateToOpen(t *testing.T) {
 			},
 			want: "b",
 		},
+		"two ask in the same second: the first nominated goes": {
+			remotes: map[string]Remote{
+				"a": {Workload: gatedCopy(closed, t0, now.Add(-time.Second))},
+				"b": {Workload: gatedCopy(closed, t0, now.Add(-time.Second))},
+			},
+			want: "a",
+		},
 		"none asks: none goes": {
 			remotes: map[string]Remote{"a": {Workload: gatedCopy(closed, t0, time.Time{})}, "b": {Workload: kueueCopy()}},
 		},

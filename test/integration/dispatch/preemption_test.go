@@ -105,14 +105,16 @@ func expectGates(ctx context.Context, worker *framework.Cluster, want courierv1a
 }
 
 // blockOnGate plays a gated worker's Kueue that found no room for wl's
-// copy without preempting: it holds the preemption behind the gate.
-func blockOnGate(ctx context.Context, worker *framework.Cluster, wl *kueue.Workload) {
+// copy without preempting: it holds the preemption behind the gate, as
+// asked at the given time.
+func blockOnGate(ctx context.Context, worker *framework.Cluster, wl *kueue.Workload, asked time.Time) {
 	GinkgoHelper()
 	kueuesim.UpdateStatus(ctx, worker, wl, func(w *kueue.Workload) {
 		w.Status.PreemptionGates = []kueue.PreemptionGateState{{Name: courierv1alpha1.PreemptionGate,
-			Position: kueue.PreemptionGatePositionClosed, LastTransitionTime: metav1.Now()}}
+			Position: kueue.PreemptionGatePositionClosed, LastTransitionTime: metav1.NewTime(asked)}}
 		meta.SetStatusCondition(&w.Status.Conditions, metav1.Condition{Type: kueue.WorkloadBlockedOnPreemptionGates,
-			Status: metav1.ConditionTrue, Reason: kueue.PreemptionGated, Message: "Workload requires preemption, but it's gated"})
+			Status: metav1.ConditionTrue, Reason: kueue.PreemptionGated, Message: "Workload requires preemption, but it's gated",
+			LastTransitionTime: metav1.NewTime(asked)})
 	})
 }
 
@@ -180,8 +182,11 @@ var _ = Describe("Preemption across workers", func() {
 		}
 
 		By("opening the gate of the worker whose Kueue asked first, and only that one")
-		blockOnGate(ctx, pool[1], wl)
-		blockOnGate(ctx, pool[0], wl)
+		// Conditions keep whole seconds, so the two asks are seconds apart:
+		// written within one second they would tie, whichever came first.
+		now := time.Now()
+		blockOnGate(ctx, pool[1], wl, now.Add(-5*time.Second))
+		blockOnGate(ctx, pool[0], wl, now)
 		Eventually(func(g Gomega) {
 			g.Expect(gatePosition(ctx, g, pool[1], wl)).To(Equal(kueue.PreemptionGatePositionOpen))
 		}).Should(Succeed())
