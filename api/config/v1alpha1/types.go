@@ -78,11 +78,12 @@ type Configuration struct {
 	// KueueFinishGrace is how long Courier leaves a Workload whose job's
 	// end it mirrored to the manager's job for the manager's Kueue to
 	// finish, as Kueue finishes any job's Workload from its status, before
-	// Courier writes the Finished condition itself. Kueue finishing it
-	// saves the manager a status write per job and its conflicts; Courier
-	// finishing it releases the Workload's quota when the manager's Kueue
-	// lags behind, as under a burst. 0 writes Finished with the mirror.
-	// Defaults to 10s; at most 10m.
+	// Courier writes the Finished condition itself, and only while another
+	// Workload waits for the quota it holds. Kueue finishing it saves the
+	// manager a status write per job and its conflicts; Courier finishing
+	// it releases the Workload's quota when the manager's Kueue lags
+	// behind, as under a burst. 0 writes Finished with the mirror, whether
+	// or not anything waits. Defaults to 10s; at most 10m.
 	// +optional
 	KueueFinishGrace *metav1.Duration `json:"kueueFinishGrace,omitempty"`
 

@@ -58,6 +58,9 @@ func (ob *Observer) Observe(ctx context.Context, wl *kueue.Workload) (Result, er
 	if err := ob.observeRemotes(ctx, &res, workers); err != nil {
 		return res, err
 	}
+	if err := ob.observeQuotaWait(ctx, &res); err != nil {
+		return res, err
+	}
 	all := make([]*courier.WorkerCluster, 0, len(workers))
 	for _, wc := range workers {
 		all = append(all, wc)

@@ -86,6 +86,11 @@ type Observed struct {
 	// finishes it from that status as it does any job's, before it writes
 	// Finished itself (kueueFinishesIn).
 	KueueFinishGrace time.Duration
+	// NothingWaitsForQuota: no Workload on the manager waits for the quota
+	// this one holds, so once the grace ran out Courier leaves finishing
+	// it to the manager's Kueue, however late, and looks again after
+	// another grace. Set only once a copy of the job has ended.
+	NothingWaitsForQuota bool
 	// SelfFault says why Courier takes the workers out of its reach for a
 	// fault of its own, "" if it does not: then no job moves.
 	SelfFault string

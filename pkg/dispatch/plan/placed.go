@@ -208,9 +208,9 @@ func planPlacedEnd(o Observed, p Plan, c string, fin *metav1.Condition) Plan {
 // Workload not be ending on the manager (evicted, deactivated, its quota
 // released, being deleted), where the job's end must be written before
 // anything else is. 0 when Courier writes Finished now, also once
-// o.KueueFinishGrace ran out. Writing it at once whenever Kueue would
-// costs the manager a status write per job, and often a conflict with
-// Kueue's own.
+// o.KueueFinishGrace ran out while another Workload waits for the quota.
+// Writing it at once whenever Kueue would costs the manager a status
+// write per job, and often a conflict with Kueue's own.
 func kueueFinishesIn(o Observed, r Remote) time.Duration {
 	if !kueueFinishes(o, r) {
 		return 0
@@ -218,7 +218,13 @@ func kueueFinishesIn(o Observed, r Remote) time.Duration {
 	if !r.finalMirrored() {
 		return o.KueueFinishGrace
 	}
-	return max(r.FinalMirroredAt.Add(o.KueueFinishGrace).Sub(o.Now), 0)
+	left := max(r.FinalMirroredAt.Add(o.KueueFinishGrace).Sub(o.Now), 0)
+	if left == 0 && o.NothingWaitsForQuota {
+		// Releasing the quota sooner admits nothing; whether something
+		// waits by then is seen after another grace.
+		return o.KueueFinishGrace
+	}
+	return left
 }
 
 // kueueFinishes reports whether the manager's Kueue finishes the Workload

@@ -87,8 +87,10 @@ func TestPlanFinalSyncSource(t *testing.T) {
 
 // With no grace configured, Courier finishes the Workload in the pass that
 // mirrors the job's end, with no event: the manager's Kueue would have.
+// It does so whether or not anything waits for the quota.
 func TestNoKueueFinishGrace(t *testing.T) {
 	o := Observed{Workload: local().ClusterName("a").Obj(), Check: readyCheck, HasCheck: true, Placement: &workload.Placement{Cluster: "a"}, Health: connected,
+		NothingWaitsForQuota: true,
 		Remotes: map[string]Remote{"a": {HasJob: true, JobMirrored: true, JobOutcome: adapter.Outcome{Finished: true, Message: "done"},
 			Workload: copyOf().Admit(t0).Condition(kueue.WorkloadFinished, metav1.ConditionTrue, "Succeeded", t0).Obj()}}}
 	want := Plan{

@@ -227,6 +227,23 @@ func TestPlanPlaced(t *testing.T) {
 					Finished: &metav1.Condition{Type: kueue.WorkloadFinished, Status: metav1.ConditionTrue, Reason: "Succeeded", Message: "done"}},
 			},
 		},
+		"the manager's Kueue silent for the grace, and nothing waits for the quota: left to Kueue, looked at again after another grace": {
+			o: Observed{Workload: placed().Obj(), Check: readyCheck, Placement: &workload.Placement{Cluster: "a"}, Health: connected,
+				Now: t0.Add(3 * grace), NothingWaitsForQuota: true,
+				Remotes: map[string]Remote{"a": {HasJob: true, FinalMirroredAt: t0, JobOutcome: adapter.Outcome{Finished: true, Message: "done"}}}},
+			want: Plan{RequeueAfter: grace},
+		},
+		"nothing waits for the quota, but the manager's Workload deactivated: Finished written at once": {
+			o: Observed{Workload: placed().Active(false).Obj(), Check: readyCheck, Placement: &workload.Placement{Cluster: "a"}, Health: connected,
+				NothingWaitsForQuota: true,
+				Remotes: map[string]Remote{"a": {HasJob: true, JobMirrored: true, FinalMirroredAt: t0, JobOutcome: adapter.Outcome{Finished: true, Message: "done"},
+					Workload: copyOf().Admit(t0).Condition(kueue.WorkloadFinished, metav1.ConditionTrue, "Succeeded", t0).Obj()}}},
+			want: Plan{
+				Status: &StatusChange{State: kueue.CheckStateReady, ClusterName: ptr.To("a"), Message: `The workload finished on worker "a".`,
+					Finished: &metav1.Condition{Type: kueue.WorkloadFinished, Status: metav1.ConditionTrue, Reason: "Succeeded", Message: "Succeeded"}},
+				Events: []Event{{Type: "Normal", Reason: "Finished", Message: `The workload finished on worker "a". Succeeded`}},
+			},
+		},
 		"the worker's Workload removed, the job copy says it failed, the manager's Kueue silent for the grace: finished, Failed, with no event": {
 			o: Observed{Workload: placed().Obj(), Check: readyCheck, Placement: &workload.Placement{Cluster: "a"}, Health: connected,
 				Now:     t0.Add(grace),

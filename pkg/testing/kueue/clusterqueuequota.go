@@ -48,3 +48,16 @@ func (w *ClusterQueueWrapper) Reserved(flavor string, res corev1.ResourceName, t
 	})
 	return w
 }
+
+// Pending records in the status, as Kueue does, how many workloads wait
+// to be admitted.
+func (w *ClusterQueueWrapper) Pending(n int32) *ClusterQueueWrapper {
+	w.Status.PendingWorkloads = n
+	return w
+}
+
+// Cohort puts the ClusterQueue in a cohort.
+func (w *ClusterQueueWrapper) Cohort(name string) *ClusterQueueWrapper {
+	w.Spec.CohortName = kueue.CohortReference(name)
+	return w
+}

@@ -8,14 +8,19 @@ import (
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
+	configv1alpha1 "github.com/courierdev/courier/api/config/v1alpha1"
 	courierv1alpha1 "github.com/courierdev/courier/api/v1alpha1"
+	kueuetesting "github.com/courierdev/courier/pkg/testing/kueue"
 	"github.com/courierdev/courier/test/integration/kueuesim"
 )
 
@@ -132,5 +137,55 @@ var _ = Describe("Mirroring a dispatched job's status", func() {
 		Expect(reasons).NotTo(ContainElement(courierv1alpha1.EventRemoteDeleted))
 		got := sim.ManagerWorkload(ctx, Default, wl)
 		Expect(meta.FindStatusCondition(got.Status.Conditions, kueue.WorkloadFinished).Message).To(Equal("Job finished successfully"), "Kueue's Finished stands")
+	})
+
+	It("finishes the Workload itself, once the manager's Kueue is late, only while another Workload waits for its quota", func(ctx context.Context) {
+		grace := configv1alpha1.DefaultKueueFinishGrace
+		cq := kueuetesting.MakeClusterQueue("finish-"+rand.String(5)).Quota("default", corev1.ResourceCPU, "2").Obj()
+		Expect(env.Manager.Client.Create(ctx, cq)).To(Succeed())
+		DeferCleanup(func(ctx context.Context) {
+			Expect(client.IgnoreNotFound(env.Manager.Client.Delete(ctx, cq))).To(Succeed())
+		})
+		worker := env.Workers[0]
+		tj := trainJob(ns).Obj()
+		wl := sim.SubmitTo(ctx, tj, cq.Name)
+		kueuesim.UpdateStatus(ctx, env.Manager, wl, func(w *kueue.Workload) {
+			psa := &w.Status.Admission.PodSetAssignments[0]
+			psa.Flavors = map[corev1.ResourceName]kueue.ResourceFlavorReference{corev1.ResourceCPU: "default"}
+			psa.ResourceUsage = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2")}
+		})
+		expectCopies(ctx, wl, pool...)
+		kueuesim.AdmitOn(ctx, worker, wl)
+		sim.ExpectCheck(ctx, wl, kueue.CheckStateReady, worker.Name)
+		remote := expectTrainJobOnlyOn(ctx, tj, worker)
+
+		By("ending the job on the worker while nothing waits for the ClusterQueue's quota")
+		meta.SetStatusCondition(&remote.Status.Conditions, metav1.Condition{Type: trainer.TrainJobComplete, Status: metav1.ConditionTrue, Reason: "JobsCompleted", Message: "done"})
+		Expect(worker.Client.Status().Update(ctx, remote)).To(Succeed())
+		kueuesim.SetRemoteCondition(ctx, worker, wl, metav1.Condition{Type: kueue.WorkloadFinished, Status: metav1.ConditionTrue, Reason: kueue.WorkloadFinishedReasonSucceeded, Message: "Job finished successfully"})
+		Eventually(func(g Gomega) {
+			local := &trainer.TrainJob{}
+			g.Expect(env.Manager.Client.Get(ctx, client.ObjectKeyFromObject(tj), local)).To(Succeed())
+			g.Expect(meta.IsStatusConditionTrue(local.Status.Conditions, trainer.TrainJobComplete)).To(BeTrue())
+		}).Should(Succeed())
+		Consistently(func(g Gomega) {
+			g.Expect(meta.IsStatusConditionTrue(sim.ManagerWorkload(ctx, g, wl).Status.Conditions, kueue.WorkloadFinished)).To(BeFalse())
+		}).WithTimeout(grace+3*time.Second).Should(Succeed(), "Finished written past the grace while nothing waited for the quota")
+
+		By("writing Finished once a Workload waits for that quota, which the finished one holds all of")
+		Eventually(func(g Gomega) {
+			got := &kueue.ClusterQueue{}
+			g.Expect(env.Manager.Client.Get(ctx, client.ObjectKeyFromObject(cq), got)).To(Succeed())
+			got.Status.PendingWorkloads = 1
+			got.Status.FlavorsReservation = []kueue.FlavorUsage{{Name: "default", Resources: []kueue.ResourceUsage{{Name: corev1.ResourceCPU, Total: resource.MustParse("2")}}}}
+			g.Expect(env.Manager.Client.Status().Update(ctx, got)).To(Succeed())
+		}).Should(Succeed())
+		Eventually(func(g Gomega) {
+			fin := meta.FindStatusCondition(sim.ManagerWorkload(ctx, g, wl).Status.Conditions, kueue.WorkloadFinished)
+			g.Expect(fin).NotTo(BeNil())
+			g.Expect(fin.Status).To(Equal(metav1.ConditionTrue))
+			g.Expect(fin.Reason).To(Equal(kueue.WorkloadFinishedReasonSucceeded))
+		}).WithTimeout(grace + 10*time.Second).Should(Succeed())
+		Expect(eventReasons(ctx, Default, wl)).NotTo(ContainElement(courierv1alpha1.EventFinished), "a finish Kueue was only late to write has no event")
 	})
 })
