@@ -40,6 +40,8 @@ func (ob *Observer) observeQuotaWait(ctx context.Context, res *Result) error {
 	return nil
 }
 
+// anyCopyEnded reports whether a job copy shows the job's end: only then
+// may the planner finish the Workload, so only then is the quota read.
 func anyCopyEnded(res *Result) bool {
 	for _, r := range res.Observed.Remotes {
 		if r.JobOutcome.Finished {

@@ -21,6 +21,7 @@ import (
 	configv1alpha1 "github.com/courierdev/courier/api/config/v1alpha1"
 	courierv1alpha1 "github.com/courierdev/courier/api/v1alpha1"
 	kueuetesting "github.com/courierdev/courier/pkg/testing/kueue"
+	"github.com/courierdev/courier/test/integration/framework"
 	"github.com/courierdev/courier/test/integration/kueuesim"
 )
 
@@ -57,6 +58,20 @@ func activeCounts(ctx context.Context, tj *trainer.TrainJob, rv string) func() [
 		defer mu.Unlock()
 		return append([]int32(nil), seen...)
 	}
+}
+
+// endOnWorker completes the job's copy on worker, and its Workload copy
+// as the worker's Kueue does, and waits for the end on the manager's job.
+func endOnWorker(ctx context.Context, worker *framework.Cluster, tj, remote *trainer.TrainJob, wl *kueue.Workload) {
+	GinkgoHelper()
+	meta.SetStatusCondition(&remote.Status.Conditions, metav1.Condition{Type: trainer.TrainJobComplete, Status: metav1.ConditionTrue, Reason: "JobsCompleted", Message: "done"})
+	Expect(worker.Client.Status().Update(ctx, remote)).To(Succeed())
+	kueuesim.SetRemoteCondition(ctx, worker, wl, metav1.Condition{Type: kueue.WorkloadFinished, Status: metav1.ConditionTrue, Reason: kueue.WorkloadFinishedReasonSucceeded, Message: "Job finished successfully"})
+	Eventually(func(g Gomega) {
+		local := &trainer.TrainJob{}
+		g.Expect(env.Manager.Client.Get(ctx, client.ObjectKeyFromObject(tj), local)).To(Succeed())
+		g.Expect(meta.IsStatusConditionTrue(local.Status.Conditions, trainer.TrainJobComplete)).To(BeTrue())
+	}).Should(Succeed())
 }
 
 var _ = Describe("Mirroring a dispatched job's status", func() {
@@ -109,14 +124,7 @@ var _ = Describe("Mirroring a dispatched job's status", func() {
 		remote := expectTrainJobOnlyOn(ctx, tj, worker)
 
 		By("ending the job on the worker")
-		meta.SetStatusCondition(&remote.Status.Conditions, metav1.Condition{Type: trainer.TrainJobComplete, Status: metav1.ConditionTrue, Reason: "JobsCompleted", Message: "done"})
-		Expect(worker.Client.Status().Update(ctx, remote)).To(Succeed())
-		kueuesim.SetRemoteCondition(ctx, worker, wl, metav1.Condition{Type: kueue.WorkloadFinished, Status: metav1.ConditionTrue, Reason: kueue.WorkloadFinishedReasonSucceeded, Message: "Job finished successfully"})
-		Eventually(func(g Gomega) {
-			local := &trainer.TrainJob{}
-			g.Expect(env.Manager.Client.Get(ctx, client.ObjectKeyFromObject(tj), local)).To(Succeed())
-			g.Expect(meta.IsStatusConditionTrue(local.Status.Conditions, trainer.TrainJobComplete)).To(BeTrue())
-		}).Should(Succeed())
+		endOnWorker(ctx, worker, tj, remote, wl)
 
 		By("writing no Finished of Courier's own while the manager's Kueue may still finish it from that status")
 		Consistently(func(g Gomega) {
@@ -160,14 +168,7 @@ var _ = Describe("Mirroring a dispatched job's status", func() {
 		remote := expectTrainJobOnlyOn(ctx, tj, worker)
 
 		By("ending the job on the worker while nothing waits for the ClusterQueue's quota")
-		meta.SetStatusCondition(&remote.Status.Conditions, metav1.Condition{Type: trainer.TrainJobComplete, Status: metav1.ConditionTrue, Reason: "JobsCompleted", Message: "done"})
-		Expect(worker.Client.Status().Update(ctx, remote)).To(Succeed())
-		kueuesim.SetRemoteCondition(ctx, worker, wl, metav1.Condition{Type: kueue.WorkloadFinished, Status: metav1.ConditionTrue, Reason: kueue.WorkloadFinishedReasonSucceeded, Message: "Job finished successfully"})
-		Eventually(func(g Gomega) {
-			local := &trainer.TrainJob{}
-			g.Expect(env.Manager.Client.Get(ctx, client.ObjectKeyFromObject(tj), local)).To(Succeed())
-			g.Expect(meta.IsStatusConditionTrue(local.Status.Conditions, trainer.TrainJobComplete)).To(BeTrue())
-		}).Should(Succeed())
+		endOnWorker(ctx, worker, tj, remote, wl)
 		Consistently(func(g Gomega) {
 			g.Expect(meta.IsStatusConditionTrue(sim.ManagerWorkload(ctx, g, wl).Status.Conditions, kueue.WorkloadFinished)).To(BeFalse())
 		}).WithTimeout(grace+3*time.Second).Should(Succeed(), "Finished written past the grace while nothing waited for the quota")
