@@ -6,19 +6,21 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 )
 
-// observeQuotaWait tells the planner, once a copy of the job has ended,
-// whether anything on the manager waits for the quota the Workload holds:
-// while nothing does, releasing it before the manager's Kueue finishes
-// the Workload gains nothing, and the write is saved.
+// observeQuotaWait tells the planner, once a copy of the job has ended and
+// until the Workload is finished, whether anything on the manager waits
+// for the quota the Workload holds: while nothing does, releasing it
+// before the manager's Kueue finishes the Workload gains nothing, and the
+// write is saved.
 func (ob *Observer) observeQuotaWait(ctx context.Context, res *Result) error {
 	o := &res.Observed
 	wl := o.Workload
-	if wl.Status.Admission == nil || !anyCopyEnded(res) {
+	if wl.Status.Admission == nil || !anyCopyEnded(res) || meta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadFinished) {
 		return nil
 	}
 	own := &kueue.ClusterQueue{}
@@ -31,7 +33,7 @@ func (ob *Observer) observeQuotaWait(ctx context.Context, res *Result) error {
 	var cohort []kueue.ClusterQueue
 	if own.Spec.CohortName != "" {
 		all := &kueue.ClusterQueueList{}
-		if err := ob.Client.List(ctx, all); err != nil {
+		if err := ob.Client.List(ctx, all, client.UnsafeDisableDeepCopy); err != nil {
 			return fmt.Errorf("listing ClusterQueues: %w", err)
 		}
 		cohort = all.Items
