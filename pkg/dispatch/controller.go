@@ -72,7 +72,7 @@ func (r *Reconciler) OnRemoteChange(_ string, old, obj client.Object, deleted bo
 func (r *Reconciler) enqueue(c remoteChange) {
 	select {
 	case r.remote <- event.TypedGenericEvent[remoteChange]{Object: c}:
-	case <-r.stopped:
+	case <-r.running.Done():
 	}
 }
 
@@ -90,7 +90,7 @@ func (r *Reconciler) SetupWithManager(mgr manager.Manager) error {
 		<-ctx.Done()
 		metrics.CountPendingWith(nil)
 		metrics.CountExpectationsWith(nil)
-		close(r.stopped)
+		r.stop()
 		return nil
 	})); err != nil {
 		return fmt.Errorf("adding the shutdown guard: %w", err)

@@ -103,7 +103,11 @@ func (r *Reconciler) courierWorkloads() predicate.Predicate {
 			return true
 		}
 		for _, c := range wl.Status.AdmissionChecks {
-			if r.isCourierCheck(context.Background(), string(c.Name)) {
+			// The filter runs in the Workload informer's handler; a cache
+			// read that waits for the AdmissionCheck informer to sync
+			// would hold that informer, and the manager's shutdown, for
+			// ever if the manager stops first.
+			if r.isCourierCheck(r.running, string(c.Name)) {
 				return true
 			}
 		}

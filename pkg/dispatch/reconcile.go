@@ -54,7 +54,7 @@ func logPlan(ctx context.Context, o plan.Observed, p plan.Plan) {
 // Pending, from the cache's index: the pending-workloads gauge, computed
 // at scrape time.
 func (r *Reconciler) countPending() (map[string]int, error) {
-	ctx := context.Background()
+	ctx := r.running
 	counts := map[string]int{}
 	for _, ac := range r.courierChecks(ctx, "") {
 		list := &kueue.WorkloadList{}

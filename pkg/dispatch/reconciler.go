@@ -1,6 +1,7 @@
 package dispatch
 
 import (
+	"context"
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -64,10 +65,14 @@ type Reconciler struct {
 	// policies holds the DispatchPolicies' compiled CEL.
 	policies *placement.Cache
 	// remote carries workers' object changes and garbage-collection sweeps
-	// into the controller as Workload keys; stopped closes when the manager
-	// stops, so that no sender waits on it for ever.
-	remote  chan event.TypedGenericEvent[remoteChange]
-	stopped chan struct{}
+	// into the controller as Workload keys.
+	remote chan event.TypedGenericEvent[remoteChange]
+	// running ends when the manager stops. What runs outside a reconcile,
+	// in an informer's handler or a metrics scrape (a send on remote, a
+	// cache read that waits for an informer to sync), waits on it, so that
+	// none of them holds the manager's shutdown for ever.
+	running context.Context
+	stop    context.CancelFunc
 }
 
 // New returns a Reconciler over the manager client c and the workers'
@@ -94,8 +99,8 @@ func New(c client.Client, remotes cluster.Connections, recorder events.EventReco
 		exp:      expect.New(),
 		policies: &placement.Cache{},
 		remote:   make(chan event.TypedGenericEvent[remoteChange], 4096),
-		stopped:  make(chan struct{}),
 	}
+	r.running, r.stop = context.WithCancel(context.Background())
 	for _, a := range opts.Adapters {
 		r.adapters[a.GVK().GroupKind()] = a
 	}

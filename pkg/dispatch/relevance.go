@@ -1,7 +1,6 @@
 package dispatch
 
 import (
-	"context"
 	"slices"
 	"time"
 
@@ -85,6 +84,6 @@ func withoutTypes(conds []metav1.Condition, types []string) []metav1.Condition {
 // copies after them) were two passes per job that found nothing to do.
 func (r *Reconciler) finishedOnManager(namespace, name string) bool {
 	wl := &kueue.Workload{}
-	err := r.client.Get(context.Background(), types.NamespacedName{Namespace: namespace, Name: name}, wl)
+	err := r.client.Get(r.running, types.NamespacedName{Namespace: namespace, Name: name}, wl)
 	return err == nil && meta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadFinished)
 }

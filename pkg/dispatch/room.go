@@ -2,7 +2,6 @@ package dispatch
 
 import (
 	"cmp"
-	"context"
 	"slices"
 	"time"
 
@@ -35,7 +34,7 @@ const roomWakeStagger = 100 * time.Millisecond
 // Hand it to the cluster cache; it is called at most once a second per
 // worker.
 func (r *Reconciler) OnRoom(cluster string) {
-	ctx := context.Background()
+	ctx := r.running
 	remote, err := r.remotes.Get(cluster)
 	if err != nil {
 		return
