@@ -52,6 +52,7 @@ import (
 
 	courier "github.com/courierdev/courier/api/v1alpha1"
 	"github.com/courierdev/courier/pkg/placement"
+	"github.com/courierdev/courier/pkg/quota"
 )
 
 // Bounds of the WorkerCluster status fields (see the API's validation).
@@ -91,7 +92,7 @@ type capacitySnapshot struct {
 // copyDemand is one copy's demand in its ClusterQueue.
 type copyDemand struct {
 	clusterQueue string
-	amounts      map[flavorResource]int64
+	amounts      quota.Amounts
 }
 
 // capacity is what the ClusterQueue of a LocalQueue offers to the
@@ -114,25 +115,19 @@ func (s *capacitySnapshot) capacity(namespace, localQueue string, own types.UID)
 
 // withoutPending returns a copy of c with amounts taken off its pending
 // demand.
-func withoutPending(c placement.Capacity, amounts map[flavorResource]int64) placement.Capacity {
+func withoutPending(c placement.Capacity, amounts quota.Amounts) placement.Capacity {
 	out := c
 	out.Flavors = make([]placement.Flavor, len(c.Flavors))
 	for i, f := range c.Flavors {
 		out.Flavors[i] = placement.Flavor{Name: f.Name, Resources: maps.Clone(f.Resources)}
 		for res, q := range f.Resources {
-			if amount, ok := amounts[flavorResource{f.Name, res}]; ok {
+			if amount, ok := amounts[quota.FlavorResource{Flavor: f.Name, Resource: res}]; ok {
 				q.Pending = max(q.Pending-amount, 0)
 				out.Flavors[i].Resources[res] = q
 			}
 		}
 	}
 	return out
-}
-
-// flavorResource is one resource of one flavor.
-type flavorResource struct {
-	flavor   string
-	resource corev1.ResourceName
 }
 
 func computeCapacity(objs capacityObjects) *capacitySnapshot {
@@ -150,7 +145,7 @@ func computeCapacity(objs capacityObjects) *capacitySnapshot {
 	}
 	demand := copiesDemand(objs.Workloads, snap.localQueues, cqs)
 	snap.shown, snap.waiting = demand.shown, demand.waiting
-	usage := make(map[string]map[flavorResource]int64, len(cqs))
+	usage := make(map[string]quota.Amounts, len(cqs))
 	cohorts := map[kueue.CohortReference][]string{}
 	offered := sets.New[string]()
 	for name, cq := range cqs {
@@ -162,7 +157,7 @@ func computeCapacity(objs capacityObjects) *capacitySnapshot {
 			}
 		}
 	}
-	totals := map[flavorResource]*courier.ResourceCapacity{}
+	totals := map[quota.FlavorResource]*courier.ResourceCapacity{}
 	for name, cq := range cqs {
 		c := placement.Capacity{Known: offered.Has(name), ClusterQueue: name}
 		index := map[string]int{}
@@ -175,7 +170,7 @@ func computeCapacity(objs capacityObjects) *capacitySnapshot {
 					c.Flavors = append(c.Flavors, placement.Flavor{Name: string(f.Name), Resources: map[corev1.ResourceName]placement.Quota{}})
 				}
 				for _, r := range f.Resources {
-					fr := flavorResource{string(f.Name), r.Name}
+					fr := quota.FlavorResource{Flavor: string(f.Name), Resource: r.Name}
 					q := placement.Quota{
 						Nominal: r.NominalQuota.MilliValue(),
 						Usage:   usage[name][fr],
@@ -221,30 +216,27 @@ func mayAdmit(cq *kueue.ClusterQueue, flavors sets.Set[string]) bool {
 // queueUsage is the quota a ClusterQueue's workloads hold, per flavor and
 // resource: what its status says, or what Courier's copies hold there if
 // more (held, which queueUsage keeps).
-func queueUsage(cq *kueue.ClusterQueue, held map[flavorResource]int64) map[flavorResource]int64 {
+func queueUsage(cq *kueue.ClusterQueue, held quota.Amounts) quota.Amounts {
 	used := held
 	if used == nil {
-		used = map[flavorResource]int64{}
+		used = quota.Amounts{}
 	}
 	for _, list := range [][]kueue.FlavorUsage{cq.Status.FlavorsReservation, cq.Status.FlavorsUsage} {
-		for _, f := range list {
-			for _, r := range f.Resources {
-				fr := flavorResource{string(f.Name), r.Name}
-				used[fr] = max(used[fr], r.Total.MilliValue())
-			}
+		for fr, total := range quota.Totals(list) {
+			used[fr] = max(used[fr], total)
 		}
 	}
 	return used
 }
 
 // borrowable is what the rest of the cohort can lend a queue now.
-func borrowable(cqs map[string]*kueue.ClusterQueue, usage map[string]map[flavorResource]int64, cohort []string, self string, fr flavorResource, limit *resource.Quantity) int64 {
+func borrowable(cqs map[string]*kueue.ClusterQueue, usage map[string]quota.Amounts, cohort []string, self string, fr quota.FlavorResource, limit *resource.Quantity) int64 {
 	var pool int64
 	for _, other := range cohort {
 		if other == self {
 			continue
 		}
-		q, ok := quotaOf(cqs[other], fr)
+		q, ok := quota.Of(cqs[other], fr)
 		if !ok {
 			continue
 		}
@@ -261,31 +253,15 @@ func borrowable(cqs map[string]*kueue.ClusterQueue, usage map[string]map[flavorR
 	return max(pool, 0)
 }
 
-func quotaOf(cq *kueue.ClusterQueue, fr flavorResource) (kueue.ResourceQuota, bool) {
-	for _, rg := range cq.Spec.ResourceGroups {
-		for _, f := range rg.Flavors {
-			if string(f.Name) != fr.flavor {
-				continue
-			}
-			for _, r := range f.Resources {
-				if r.Name == fr.resource {
-					return r, true
-				}
-			}
-		}
-	}
-	return kueue.ResourceQuota{}, false
-}
-
 // demand is what Courier's copies on a worker ask for and hold, per
 // ClusterQueue, flavor and resource.
 type demand struct {
 	// pending is the demand of the waiting copies, in the first flavor of
 	// their queue that lists each resource.
-	pending map[string]map[flavorResource]int64
+	pending map[string]quota.Amounts
 	// held is the quota the copies Kueue reserved for hold, in the flavors
 	// it assigned.
-	held map[string]map[flavorResource]int64
+	held map[string]quota.Amounts
 	// shown are the manager Workloads of every copy seen.
 	shown sets.Set[types.UID]
 	// waiting is each waiting copy's share of pending, by manager Workload.
@@ -294,12 +270,12 @@ type demand struct {
 
 func copiesDemand(workloads []kueue.Workload, localQueues map[types.NamespacedName]string, cqs map[string]*kueue.ClusterQueue) demand {
 	d := demand{
-		pending: map[string]map[flavorResource]int64{}, held: map[string]map[flavorResource]int64{},
+		pending: map[string]quota.Amounts{}, held: map[string]quota.Amounts{},
 		shown: sets.New[types.UID](), waiting: map[types.UID]copyDemand{},
 	}
-	add := func(m map[string]map[flavorResource]int64, cq string, fr flavorResource, amount int64) {
+	add := func(m map[string]quota.Amounts, cq string, fr quota.FlavorResource, amount int64) {
 		if m[cq] == nil {
-			m[cq] = map[flavorResource]int64{}
+			m[cq] = quota.Amounts{}
 		}
 		m[cq][fr] += amount
 	}
@@ -310,12 +286,8 @@ func copiesDemand(workloads []kueue.Workload, localQueues map[types.NamespacedNa
 		}
 		if holds(wl) {
 			name := string(wl.Status.Admission.ClusterQueue)
-			for _, psa := range wl.Status.Admission.PodSetAssignments {
-				for res, q := range psa.ResourceUsage {
-					if flavor, ok := psa.Flavors[res]; ok {
-						add(d.held, name, flavorResource{string(flavor), res}, q.MilliValue())
-					}
-				}
+			for fr, amount := range quota.Held(wl.Status.Admission) {
+				add(d.held, name, fr, amount)
 			}
 			continue
 		}
@@ -327,11 +299,11 @@ func copiesDemand(workloads []kueue.Workload, localQueues map[types.NamespacedNa
 		if !ok || cq == nil {
 			continue
 		}
-		own := copyDemand{clusterQueue: name, amounts: map[flavorResource]int64{}}
+		own := copyDemand{clusterQueue: name, amounts: quota.Amounts{}}
 		for res, amount := range workloadRequests(wl) {
 			if flavor, ok := firstFlavor(cq, res); ok {
-				add(d.pending, name, flavorResource{flavor, res}, amount)
-				own.amounts[flavorResource{flavor, res}] += amount
+				add(d.pending, name, quota.FlavorResource{Flavor: flavor, Resource: res}, amount)
+				own.amounts[quota.FlavorResource{Flavor: flavor, Resource: res}] += amount
 			}
 		}
 		if uid := wl.Annotations[courier.ManagerUIDAnnotation]; uid != "" {
@@ -381,26 +353,26 @@ func workloadRequests(wl *kueue.Workload) map[corev1.ResourceName]int64 {
 // addTotal adds a queue's quota to the worker's totals. Borrowable is left
 // out: summed over the queues of a worker it would count each lender's
 // quota again, which the nominal total already holds.
-func addTotal(totals map[flavorResource]*courier.ResourceCapacity, fr flavorResource, q placement.Quota) {
+func addTotal(totals map[quota.FlavorResource]*courier.ResourceCapacity, fr quota.FlavorResource, q placement.Quota) {
 	t := totals[fr]
 	if t == nil {
-		t = &courier.ResourceCapacity{Flavor: fr.flavor, Resource: string(fr.resource)}
+		t = &courier.ResourceCapacity{Flavor: fr.Flavor, Resource: string(fr.Resource)}
 		totals[fr] = t
 	}
-	t.Nominal = placement.Quantity(fr.resource, t.Nominal.MilliValue()+q.Nominal)
-	t.Usage = placement.Quantity(fr.resource, t.Usage.MilliValue()+q.Usage)
+	t.Nominal = placement.Quantity(fr.Resource, t.Nominal.MilliValue()+q.Nominal)
+	t.Usage = placement.Quantity(fr.Resource, t.Usage.MilliValue()+q.Usage)
 	if q.Pending != 0 {
 		var before int64
 		if t.Pending != nil {
 			before = t.Pending.MilliValue()
 		}
-		t.Pending = ptr.To(placement.Quantity(fr.resource, before+q.Pending))
+		t.Pending = ptr.To(placement.Quantity(fr.Resource, before+q.Pending))
 	}
 }
 
 // summarize bounds the totals for the status and writes their one-line
 // summary.
-func summarize(totals map[flavorResource]*courier.ResourceCapacity, queues int) ([]courier.ResourceCapacity, string) {
+func summarize(totals map[quota.FlavorResource]*courier.ResourceCapacity, queues int) ([]courier.ResourceCapacity, string) {
 	if queues == 0 {
 		return nil, "no ClusterQueues"
 	}
@@ -408,8 +380,8 @@ func summarize(totals map[flavorResource]*courier.ResourceCapacity, queues int) 
 	used, nominal := map[corev1.ResourceName]int64{}, map[corev1.ResourceName]int64{}
 	for fr, t := range totals {
 		resources = append(resources, *t)
-		used[fr.resource] += t.Usage.MilliValue()
-		nominal[fr.resource] += t.Nominal.MilliValue()
+		used[fr.Resource] += t.Usage.MilliValue()
+		nominal[fr.Resource] += t.Nominal.MilliValue()
 	}
 	slices.SortFunc(resources, func(a, b courier.ResourceCapacity) int {
 		return cmp.Or(cmp.Compare(a.Flavor, b.Flavor), cmp.Compare(a.Resource, b.Resource))

@@ -43,9 +43,9 @@ func flavorQuotas(name string, quotas ...kueue.ResourceQuota) kueue.FlavorQuotas
 	return kueue.FlavorQuotas{Name: kueue.ResourceFlavorReference(name), Resources: quotas}
 }
 
-// quota is a resource's nominal quota and, if given and not empty, its
+// resourceQuota is a resource's nominal quota and, if given and not empty, its
 // borrowing and lending limits.
-func quota(res corev1.ResourceName, nominal string, limits ...string) kueue.ResourceQuota {
+func resourceQuota(res corev1.ResourceName, nominal string, limits ...string) kueue.ResourceQuota {
 	q := kueue.ResourceQuota{Name: res, NominalQuota: resource.MustParse(nominal)}
 	if len(limits) > 0 && limits[0] != "" {
 		q.BorrowingLimit = ptr.To(resource.MustParse(limits[0]))
@@ -79,7 +79,7 @@ func localQueue(ns, name, cq string) kueue.LocalQueue {
 
 // gpuQueue has one flavor of GPUs, in a cohort.
 func gpuQueue(name, cohort, nominal string, limits ...string) kueue.ClusterQueue {
-	return clusterQueue(name, cohort, group([]corev1.ResourceName{gpu}, flavorQuotas("a100", quota(gpu, nominal, limits...))))
+	return clusterQueue(name, cohort, group([]corev1.ResourceName{gpu}, flavorQuotas("a100", resourceQuota(gpu, nominal, limits...))))
 }
 
 func gpus(nominal, borrowable, usage, pending int64) placement.Capacity {
@@ -107,10 +107,10 @@ func TestComputeCapacity(t *testing.T) {
 	allFlavors := sets.New("a100", "h100", "default")
 	mixed := clusterQueue("mixed", "",
 		group([]corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory},
-			flavorQuotas("default", quota(corev1.ResourceCPU, "32"), quota(corev1.ResourceMemory, "128Gi"))),
+			flavorQuotas("default", resourceQuota(corev1.ResourceCPU, "32"), resourceQuota(corev1.ResourceMemory, "128Gi"))),
 		group([]corev1.ResourceName{gpu},
-			flavorQuotas("h100", quota(gpu, "8")),
-			flavorQuotas("a100", quota(gpu, "16"))))
+			flavorQuotas("h100", resourceQuota(gpu, "8")),
+			flavorQuotas("a100", resourceQuota(gpu, "16"))))
 	mixed.Status.FlavorsReservation = []kueue.FlavorUsage{used("h100", string(gpu), "6"), used("default", "cpu", "10500m", "memory", "64Gi")}
 	mixed.Status.FlavorsUsage = []kueue.FlavorUsage{used("h100", string(gpu), "4"), used("a100", string(gpu), "2")}
 
@@ -156,7 +156,7 @@ func TestComputeCapacity(t *testing.T) {
 					gpuQueue("self", "research", "4", "5"),
 					withUsage(gpuQueue("lends-two", "research", "8", "", "2"), used("a100", string(gpu), "1")),
 					withUsage(gpuQueue("busy", "research", "8"), used("a100", string(gpu), "3")),
-					clusterQueue("other-flavor", "research", group([]corev1.ResourceName{gpu}, flavorQuotas("h100", quota(gpu, "8")))),
+					clusterQueue("other-flavor", "research", group([]corev1.ResourceName{gpu}, flavorQuotas("h100", resourceQuota(gpu, "8")))),
 					gpuQueue("other-cohort", "elsewhere", "8"),
 					gpuQueue("alone", "", "2"),
 				},
@@ -201,7 +201,7 @@ func TestComputeCapacity(t *testing.T) {
 			objs: capacityObjects{
 				ClusterQueues: []kueue.ClusterQueue{
 					mixed,
-					clusterQueue("pods", "", group([]corev1.ResourceName{corev1.ResourcePods}, flavorQuotas("default", quota(corev1.ResourcePods, "10")))),
+					clusterQueue("pods", "", group([]corev1.ResourceName{corev1.ResourcePods}, flavorQuotas("default", resourceQuota(corev1.ResourcePods, "10")))),
 				},
 				LocalQueues:     []kueue.LocalQueue{localQueue("ml", "lq", "mixed"), localQueue("ml", "pods", "pods")},
 				ResourceFlavors: allFlavors,
@@ -275,7 +275,7 @@ func TestComputeCapacity(t *testing.T) {
 						cq.Spec.StopPolicy = ptr.To(kueue.Hold)
 						return cq
 					}(),
-					clusterQueue("no-flavor", "research", group([]corev1.ResourceName{gpu}, flavorQuotas("missing", quota(gpu, "8")))),
+					clusterQueue("no-flavor", "research", group([]corev1.ResourceName{gpu}, flavorQuotas("missing", resourceQuota(gpu, "8")))),
 					func() kueue.ClusterQueue {
 						cq := gpuQueue("deleting", "research", "8")
 						cq.DeletionTimestamp = ptr.To(metav1.Now())
@@ -355,7 +355,7 @@ func TestCapacityBounds(t *testing.T) {
 	for i := range 4 {
 		var quotas []kueue.ResourceQuota
 		for _, res := range covered {
-			quotas = append(quotas, quota(res, "1"))
+			quotas = append(quotas, resourceQuota(res, "1"))
 		}
 		flavors = append(flavors, flavorQuotas(fmt.Sprintf("flavor-%d", i), quotas...))
 	}

@@ -21,6 +21,7 @@ import (
 
 	courier "github.com/courierdev/courier/api/v1alpha1"
 	"github.com/courierdev/courier/pkg/placement"
+	"github.com/courierdev/courier/pkg/quota"
 )
 
 var (
@@ -282,17 +283,10 @@ func freedOnDelete(obj any) bool {
 // reservationFell reports whether any flavor's reserved amount of any
 // resource is lower after than before.
 func reservationFell(before, after []kueue.FlavorUsage) bool {
-	now := map[flavorResource]int64{}
-	for _, f := range after {
-		for _, r := range f.Resources {
-			now[flavorResource{string(f.Name), r.Name}] = r.Total.MilliValue()
-		}
-	}
-	for _, f := range before {
-		for _, r := range f.Resources {
-			if now[flavorResource{string(f.Name), r.Name}] < r.Total.MilliValue() {
-				return true
-			}
+	now := quota.Totals(after)
+	for fr, was := range quota.Totals(before) {
+		if now[fr] < was {
+			return true
 		}
 	}
 	return false

@@ -4,12 +4,12 @@ import (
 	"context"
 	"fmt"
 
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/api/resource"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+
+	"github.com/courierdev/courier/pkg/quota"
 )
 
 // observeQuotaWait tells the planner, once a copy of the job has ended and
@@ -38,7 +38,7 @@ func (ob *Observer) observeQuotaWait(ctx context.Context, res *Result) error {
 		}
 		cohort = all.Items
 	}
-	o.NothingWaitsForQuota = !quotaWanted(heldQuota(wl.Status.Admission), own, cohort)
+	o.NothingWaitsForQuota = !quotaWanted(quota.Held(wl.Status.Admission), own, cohort)
 	return nil
 }
 
@@ -53,38 +53,13 @@ func anyCopyEnded(res *Result) bool {
 	return false
 }
 
-// flavorResource is one resource of one ResourceFlavor.
-type flavorResource struct {
-	flavor   kueue.ResourceFlavorReference
-	resource corev1.ResourceName
-}
-
-// heldQuota is how much of each flavor's resources an admission holds,
-// summed over its pod sets.
-func heldQuota(adm *kueue.Admission) map[flavorResource]resource.Quantity {
-	held := map[flavorResource]resource.Quantity{}
-	for _, ps := range adm.PodSetAssignments {
-		for name, flavor := range ps.Flavors {
-			q, ok := ps.ResourceUsage[name]
-			if !ok || q.IsZero() {
-				continue
-			}
-			key := flavorResource{flavor, name}
-			sum := held[key]
-			sum.Add(q)
-			held[key] = sum
-		}
-	}
-	return held
-}
-
 // quotaWanted reports whether quota held in own may be wanted by a
 // Workload that waits: own, or a ClusterQueue that may borrow it, has
 // Workloads pending and less of a resource it holds left under its
 // nominal quota than the holder has, so that a Workload its size would
 // not fit. Any ClusterQueue in a cohort counts, as cohorts may nest and
 // borrow through their parents; a ClusterQueue alone lends to none.
-func quotaWanted(held map[flavorResource]resource.Quantity, own *kueue.ClusterQueue, cohort []kueue.ClusterQueue) bool {
+func quotaWanted(held quota.Amounts, own *kueue.ClusterQueue, cohort []kueue.ClusterQueue) bool {
 	if tight(held, own) {
 		return true
 	}
@@ -101,30 +76,14 @@ func quotaWanted(held map[flavorResource]resource.Quantity, own *kueue.ClusterQu
 
 // tight reports whether cq has Workloads pending and, for some resource of
 // held, less unreserved nominal quota than held has of it.
-func tight(held map[flavorResource]resource.Quantity, cq *kueue.ClusterQueue) bool {
+func tight(held quota.Amounts, cq *kueue.ClusterQueue) bool {
 	if cq.Status.PendingWorkloads == 0 {
 		return false
 	}
-	reserved := map[flavorResource]resource.Quantity{}
-	for _, f := range cq.Status.FlavorsReservation {
-		for _, r := range f.Resources {
-			reserved[flavorResource{f.Name, r.Name}] = r.Total
-		}
-	}
-	for _, g := range cq.Spec.ResourceGroups {
-		for _, f := range g.Flavors {
-			for _, r := range f.Resources {
-				key := flavorResource{f.Name, r.Name}
-				amount, ok := held[key]
-				if !ok {
-					continue
-				}
-				need := reserved[key]
-				need.Add(amount)
-				if need.Cmp(r.NominalQuota) > 0 {
-					return true
-				}
-			}
+	reserved := quota.Reserved(cq)
+	for fr, amount := range held {
+		if q, ok := quota.Of(cq, fr); ok && reserved[fr]+amount > q.NominalQuota.MilliValue() {
+			return true
 		}
 	}
 	return false

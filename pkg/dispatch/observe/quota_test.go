@@ -4,35 +4,15 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
+	"github.com/courierdev/courier/pkg/quota"
 	kueuetesting "github.com/courierdev/courier/pkg/testing/kueue"
 )
 
-func TestHeldQuota(t *testing.T) {
-	adm := &kueue.Admission{ClusterQueue: "cq", PodSetAssignments: []kueue.PodSetAssignment{
-		{Name: "launcher", Flavors: map[corev1.ResourceName]kueue.ResourceFlavorReference{corev1.ResourceCPU: "small"},
-			ResourceUsage: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}},
-		{Name: "node", Flavors: map[corev1.ResourceName]kueue.ResourceFlavorReference{corev1.ResourceCPU: "small", "nvidia.com/gpu": "a100"},
-			ResourceUsage: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("8"), "nvidia.com/gpu": resource.MustParse("4")}},
-		// A resource without a flavor is not quota.
-		{Name: "sidecar", ResourceUsage: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1Gi")}},
-	}}
-	want := map[string]string{"small/cpu": "9", "a100/nvidia.com/gpu": "4"}
-	got := map[string]string{}
-	for k, q := range heldQuota(adm) {
-		got[string(k.flavor)+"/"+string(k.resource)] = q.String()
-	}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("heldQuota() (-want +got):\n%s", diff)
-	}
-}
-
 func TestQuotaWanted(t *testing.T) {
 	// The Workload holds 4 GPUs of flavor a100.
-	held := map[flavorResource]resource.Quantity{{"a100", "nvidia.com/gpu"}: resource.MustParse("4")}
+	held := quota.Amounts{{Flavor: "a100", Resource: "nvidia.com/gpu"}: 4000}
 	gpus := func(name, nominal, reserved string, pending int32) *kueuetesting.ClusterQueueWrapper {
 		return kueuetesting.MakeClusterQueue(name).Quota("a100", "nvidia.com/gpu", nominal).
 			Reserved("a100", "nvidia.com/gpu", reserved).Pending(pending)
