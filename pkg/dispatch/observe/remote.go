@@ -248,6 +248,12 @@ func (ob *Observer) vanishedCopy(ctx context.Context, res *Result, c string) err
 	if !ok || rs.HasJob || rs.OldJob || rs.UnseenJob || res.Job.Adapter == nil || res.Job.Name == "" {
 		return nil
 	}
+	// A job that ended goes nowhere else, so nothing left of its copy can
+	// run it twice; and the copy gone is most often the one Courier
+	// removed once the job finished.
+	if o.JobEnd.Finished || meta.IsStatusConditionTrue(o.Workload.Status.Conditions, kueue.WorkloadFinished) {
+		return nil
+	}
 	// Ready says the copy was created there; before, nothing of it runs.
 	if st := findCheck(o.Workload, res.Check); st == nil || st.State != kueue.CheckStateReady {
 		return nil

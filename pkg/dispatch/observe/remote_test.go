@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -19,8 +20,10 @@ import (
 	courier "github.com/courierdev/courier/api/v1alpha1"
 	"github.com/courierdev/courier/pkg/adapter"
 	"github.com/courierdev/courier/pkg/dispatch/expect"
+	"github.com/courierdev/courier/pkg/dispatch/plan"
 	"github.com/courierdev/courier/pkg/dispatch/workload"
 	"github.com/courierdev/courier/pkg/lostworker"
+	kueuetesting "github.com/courierdev/courier/pkg/testing/kueue"
 	"github.com/courierdev/courier/pkg/testing/workers"
 )
 
@@ -237,6 +240,48 @@ func TestMirrorIn(t *testing.T) {
 			got, held := ob.mirrorIn(workload.Job{Obj: job}, copy, t0)
 			if diff := cmp.Diff([]any{tc.want, tc.held}, []any{got, held}); diff != "" {
 				t.Errorf("mirrorIn (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestVanishedCopy(t *testing.T) {
+	cases := map[string]struct {
+		ended, finished bool
+		wantReads       int
+	}{
+		"the running job's copy went behind Courier's back: the worker is read for what still runs it": {wantReads: 1},
+		"the manager's job shows its end: nothing of the copy can run it again, nothing is read":       {ended: true},
+		"the Workload finished: nothing is read":                                                       {finished: true},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			reads := 0
+			api := workers.FakeClient(interceptor.Funcs{
+				Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+					reads++
+					return apierrors.NewNotFound(schema.GroupResource{Group: "jobset.x-k8s.io", Resource: "jobsets"}, key.Name)
+				},
+				List: func(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
+					reads++
+					return nil
+				},
+			})
+			wl := kueuetesting.MakeWorkload("wl", ns).Check("courier", kueue.CheckStateReady, "").ClusterName("w1")
+			if tc.finished {
+				wl.Condition(kueue.WorkloadFinished, metav1.ConditionTrue, "Succeeded", t0)
+			}
+			res := &Result{
+				Observed: plan.Observed{Workload: wl.Obj(), Remotes: map[string]plan.Remote{"w1": {}}, JobEnd: adapter.Outcome{Finished: tc.ended}},
+				Job:      workload.Job{Adapter: adapter.NewTrainJob(), Name: "tj"},
+				Check:    "courier",
+			}
+			ob := newObserver(workers.Remotes{"w1": workers.New("w1", api, api)})
+			if err := ob.vanishedCopy(context.Background(), res, "w1"); err != nil {
+				t.Fatalf("vanishedCopy() error = %v", err)
+			}
+			if reads != tc.wantReads {
+				t.Errorf("reads of the worker = %d, want %d", reads, tc.wantReads)
 			}
 		})
 	}
