@@ -13,8 +13,6 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
 	kueuetesting "github.com/courierdev/courier/pkg/testing/kueue"
@@ -47,14 +45,10 @@ var _ = Describe("The courier binary", Ordered, func() {
 		Expect(stderr.String()).To(ContainSubstring(path))
 	})
 
-	// start runs the binary on the manager's kubeconfig with health probes
-	// on a free address, stops it by PID after the spec, and returns that
-	// address and a channel closed once the process exited.
-	start := func() (healthAddr string, pid int, exited <-chan struct{}, waitErr *error) {
-		GinkgoHelper()
+	It("serves /healthz and /readyz with a good configuration and the manager's kubeconfig", func(ctx context.Context) {
 		healthAddr, err := framework.FreeAddress()
 		Expect(err).NotTo(HaveOccurred())
-		cfgPath := filepath.Join(GinkgoT().TempDir(), "good.yaml")
+		cfgPath := filepath.Join(dir, "good.yaml")
 		Expect(os.WriteFile(cfgPath, fmt.Appendf(nil, `apiVersion: config.courier.dev/v1alpha1
 kind: Configuration
 health: {bindAddress: %q}
@@ -69,19 +63,15 @@ leaderElection: {leaderElect: false}
 		cmd := exec.Command(binary, "--config", cfgPath, "--kubeconfig", kubeconfigPath)
 		cmd.Stdout, cmd.Stderr = GinkgoWriter, GinkgoWriter
 		Expect(cmd.Start()).To(Succeed())
-		done := make(chan struct{})
-		waitErr = new(error)
-		go func() { *waitErr = cmd.Wait(); close(done) }()
+		var waitErr error
+		exited := make(chan struct{})
+		go func() { waitErr = cmd.Wait(); close(exited) }()
 		DeferCleanup(func() {
 			// Stop the process by PID whatever the outcome of the spec.
 			_ = syscall.Kill(cmd.Process.Pid, syscall.SIGKILL)
-			Eventually(done).WithTimeout(framework.StopTimeout).Should(BeClosed())
+			Eventually(exited).WithTimeout(framework.StopTimeout).Should(BeClosed())
 		})
-		return healthAddr, cmd.Process.Pid, done, waitErr
-	}
 
-	It("serves /healthz and /readyz with a good configuration and the manager's kubeconfig", func(ctx context.Context) {
-		healthAddr, pid, exited, waitErr := start()
 		for _, path := range []string{"/healthz", "/readyz"} {
 			url := fmt.Sprintf("http://%s%s", healthAddr, path)
 			Eventually(func(g Gomega) {
@@ -91,9 +81,9 @@ leaderElection: {leaderElect: false}
 		}
 
 		By("stopping on SIGTERM without an error")
-		Expect(syscall.Kill(pid, syscall.SIGTERM)).To(Succeed())
+		Expect(syscall.Kill(cmd.Process.Pid, syscall.SIGTERM)).To(Succeed())
 		Eventually(exited).WithTimeout(framework.StopTimeout).Should(BeClosed())
-		Expect(*waitErr).NotTo(HaveOccurred())
+		Expect(waitErr).NotTo(HaveOccurred())
 	})
 
 	// The dispatcher's event filter reads AdmissionChecks from the cache
@@ -103,26 +93,14 @@ leaderElection: {leaderElect: false}
 		manager := env.Clusters()[0]
 		ns, err := manager.CreateNamespace(ctx, "stop")
 		Expect(err).NotTo(HaveOccurred())
-		wl := kueuetesting.MakeWorkload("wl", ns.Name).Queue("lq").Obj()
-		Expect(manager.Client.Create(ctx, wl)).To(Succeed())
-		DeferCleanup(func(ctx context.Context) {
-			Expect(client.IgnoreNotFound(manager.Client.Delete(ctx, wl))).To(Succeed())
-		})
-		wl.Status = kueuetesting.MakeWorkload("wl", ns.Name).Queue("lq").ReserveQuota("cq").
-			Check("courier", kueue.CheckStatePending, "").Obj().Status
-		for i := range wl.Status.AdmissionChecks {
-			wl.Status.AdmissionChecks[i].LastTransitionTime = metav1.Now()
-		}
-		wl.Status.Conditions[0].LastTransitionTime = metav1.Now()
-		Expect(manager.Client.Status().Update(ctx, wl)).To(Succeed())
+		createWithStatus(ctx, manager.Client, kueuetesting.MakeWorkload("wl", ns.Name).Queue("lq").ReserveQuota("cq").
+			Check("courier", kueue.CheckStatePending, ""))
 
-		healthAddr, pid, exited, waitErr := start()
-		Eventually(func(g Gomega) {
-			g.Expect(exited).NotTo(BeClosed(), "courier exited early")
-			g.Expect(httpGet(ctx, "http://"+healthAddr+"/readyz")).To(Equal(http.StatusOK))
-		}).Should(Succeed())
-		Expect(syscall.Kill(pid, syscall.SIGTERM)).To(Succeed())
-		Eventually(exited).WithTimeout(framework.StopTimeout).Should(BeClosed(), "courier did not stop within %s of SIGTERM", framework.StopTimeout)
-		Expect(*waitErr).NotTo(HaveOccurred())
+		p, err := env.StartCourierProcess(ctx, framework.CourierProcessOptions{Binary: binary, Dir: GinkgoT().TempDir(), Namespace: "courier-system"})
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(p.Stop)
+		Expect(syscall.Kill(p.PID, syscall.SIGTERM)).To(Succeed())
+		Eventually(p.Done()).WithTimeout(framework.StopTimeout).Should(BeClosed(), "courier did not stop within %s of SIGTERM", framework.StopTimeout)
+		Expect(p.ExitErr()).NotTo(HaveOccurred())
 	})
 })

@@ -33,21 +33,8 @@ var _ = Describe("Keeping a check Pending on the manager's API server", func() {
 		c = manager.Client
 		ns, err := manager.CreateNamespace(ctx, "pending")
 		Expect(err).NotTo(HaveOccurred())
-		wl := kueuetesting.MakeWorkload("wl", ns.Name).Queue("lq").Obj()
-		Expect(c.Create(ctx, wl)).To(Succeed())
-		// Without a namespace controller the namespace keeps it: later
-		// specs start Courier on this API server, which would take it up.
-		DeferCleanup(func(ctx context.Context) {
-			Expect(client.IgnoreNotFound(c.Delete(ctx, wl))).To(Succeed())
-		})
-		reserved := kueuetesting.MakeWorkload("wl", ns.Name).Queue("lq").ReserveQuota("cq").
-			Check("other", kueue.CheckStateReady, "").Check(check, kueue.CheckStatePending, "").Obj()
-		wl.Status = reserved.Status
-		for i := range wl.Status.AdmissionChecks {
-			wl.Status.AdmissionChecks[i].LastTransitionTime = metav1.Now()
-		}
-		wl.Status.Conditions[0].LastTransitionTime = metav1.Now()
-		Expect(c.Status().Update(ctx, wl)).To(Succeed())
+		wl := createWithStatus(ctx, c, kueuetesting.MakeWorkload("wl", ns.Name).Queue("lq").ReserveQuota("cq").
+			Check("other", kueue.CheckStateReady, "").Check(check, kueue.CheckStatePending, ""))
 		read = wl.DeepCopy()
 	})
 

@@ -151,6 +151,13 @@ func (p *CourierProcess) Done() <-chan struct{} {
 	return p.done
 }
 
+// ExitErr is how the process ended (nil for a zero exit status), once Done
+// is closed.
+func (p *CourierProcess) ExitErr() error {
+	<-p.done
+	return p.proc.exitErr
+}
+
 // Stop sends SIGTERM to the PID, then SIGKILL after a grace period, and
 // waits for the process. Stopping a stopped process does nothing.
 func (p *CourierProcess) Stop() error {

@@ -25,6 +25,8 @@ type process struct {
 	mu   sync.Mutex
 	cmd  *exec.Cmd
 	done chan struct{}
+	// exitErr is how the last run ended; set before its done closes.
+	exitErr error
 }
 
 func (p *process) start() error {
@@ -52,8 +54,9 @@ func (p *process) start() error {
 	}
 	done := make(chan struct{})
 	go func() {
-		_ = cmd.Wait()
+		err := cmd.Wait()
 		_ = logFile.Close()
+		p.exitErr = err
 		close(done)
 	}()
 	p.cmd, p.done = cmd, done
