@@ -416,7 +416,7 @@ func TestCapacitySnapshotIsReusedUntilStale(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := fake.NewClientBuilder().WithScheme(scheme).Build()
-	tracker := newCapacityTracker(c, sets.New(capacityKinds...), "", true)
+	tracker := newCapacityTracker(t.Context(), c, sets.New(capacityKinds...), "", true)
 	first := tracker.current(capacityMaxAge)
 	if first == nil {
 		t.Fatal("no snapshot")
@@ -523,5 +523,34 @@ func TestFreedOnDelete(t *testing.T) {
 				t.Errorf("freedOnDelete() = %v, want %v", got, tc.want)
 			}
 		})
+	}
+}
+
+// waitingReader lists as an informer cache that never syncs does: it
+// waits for its caller's context.
+type waitingReader struct{ client.Reader }
+
+func (waitingReader) List(ctx context.Context, _ client.ObjectList, _ ...client.ListOption) error {
+	<-ctx.Done()
+	return ctx.Err()
+}
+
+// A worker's connection closed before its informers synced ends the
+// capacity read waiting on them: read with a context that never ends, it
+// held its caller, the dispatcher's reconcile or the WorkerCluster
+// controller, for good.
+func TestCapacityReadEndsWithTheConnection(t *testing.T) {
+	ctx, closeConnection := context.WithCancel(t.Context())
+	tracker := newCapacityTracker(ctx, waitingReader{}, sets.New(capacityKinds...), "", true)
+	closeConnection()
+	read := make(chan *capacitySnapshot)
+	go func() { read <- tracker.current(capacityMaxAge) }()
+	select {
+	case snap := <-read:
+		if snap != nil {
+			t.Errorf("current() = %+v after the connection closed, want nil", snap)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("current() still waiting a minute after the connection closed")
 	}
 }

@@ -69,7 +69,7 @@ type Remote struct {
 // from c on every call.
 func NewRemote(name string, c client.Client, apiReader client.Reader, served ...schema.GroupVersionKind) *Remote {
 	kinds := sets.New(served...)
-	return &Remote{Name: name, Client: c, APIReader: apiReader, served: kinds, capacity: newCapacityTracker(c, kinds, "", false)}
+	return &Remote{Name: name, Client: c, APIReader: apiReader, served: kinds, capacity: newCapacityTracker(context.Background(), c, kinds, "", false)}
 }
 
 // Serves reports whether the worker serves a kind, so that jobs of a kind
@@ -179,8 +179,8 @@ func connect(ctx context.Context, name string, base *rest.Config, opts *Options,
 	if err != nil {
 		return nil, classify(err, "creating informers")
 	}
-	capacity := newCapacityTracker(informers, served, unknown, true)
 	cacheCtx, stop := context.WithCancel(context.Background())
+	capacity := newCapacityTracker(cacheCtx, informers, served, unknown, true)
 	stopped := make(chan struct{})
 	var running sync.WaitGroup
 	running.Go(func() { _ = informers.Start(cacheCtx) })

@@ -116,6 +116,10 @@ func (r *Remote) CapacitySummary() ([]courier.ResourceCapacity, string) {
 // others go on with the old one.
 type capacityTracker struct {
 	reader client.Reader
+	// ctx ends when the worker's connection closes, so that a read waiting
+	// for informers that never sync ends with it instead of holding the
+	// caller.
+	ctx context.Context
 	// unknown says why the capacity cannot be known; empty when it can.
 	unknown string
 	// workloads is whether Courier's Workload copies can be read, for the
@@ -139,12 +143,13 @@ type versionedSnapshot struct {
 	at      time.Time
 }
 
-func newCapacityTracker(reader client.Reader, served sets.Set[schema.GroupVersionKind], unknown string, tracked bool) *capacityTracker {
+func newCapacityTracker(ctx context.Context, reader client.Reader, served sets.Set[schema.GroupVersionKind], unknown string, tracked bool) *capacityTracker {
 	if unknown == "" && !served.HasAll(capacityKinds...) {
 		unknown = "unknown: the worker does not serve Kueue's v1beta2 ClusterQueues, LocalQueues and ResourceFlavors"
 	}
 	return &capacityTracker{
 		reader:    reader,
+		ctx:       ctx,
 		unknown:   unknown,
 		workloads: served.Has(workloadGVK),
 		tracked:   tracked,
@@ -178,9 +183,12 @@ func (t *capacityTracker) current(maxAge time.Duration) *capacitySnapshot {
 	// Read the count first: a change while listing makes the next read
 	// recompute again.
 	version := t.changes.Load()
-	objs, err := t.read(context.Background())
+	objs, err := t.read(t.ctx)
 	if err != nil {
-		ctrl.Log.WithName("cluster").Error(err, "Reading a worker's Kueue objects for its capacity")
+		// A read ended by the connection's close is not worth an error.
+		if t.ctx.Err() == nil {
+			ctrl.Log.WithName("cluster").Error(err, "Reading a worker's Kueue objects for its capacity")
+		}
 		if s != nil {
 			return s.capacitySnapshot
 		}
