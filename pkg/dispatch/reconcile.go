@@ -35,7 +35,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 
 // logPlan logs, per pass, what the planner decided and on what room: a
 // surprising nomination is explained by the capacity each worker showed,
-// and a snapshot is gone a second later.
+// and a snapshot is gone a second later. The facts that bring another pass
+// (a cache behind, the requeue asked for) say why passes come.
 func logPlan(ctx context.Context, o plan.Observed, p plan.Plan) {
 	log := ctrl.LoggerFrom(ctx).V(4)
 	if !log.Enabled() {
@@ -47,7 +48,8 @@ func logPlan(ctx context.Context, o plan.Observed, p plan.Plan) {
 		}
 	}
 	log.Info("Planned dispatch", "check", o.Check.State, "placement", o.Placement, "delete", p.Delete, "create", p.Create,
-		"record", p.Record, "createJob", p.CreateJob, "syncJob", p.SyncJob, "finalSync", p.FinalSync, "statusChange", p.Status != nil)
+		"record", p.Record, "createJob", p.CreateJob, "syncJob", p.SyncJob, "finalSync", p.FinalSync, "statusChange", p.Status != nil,
+		"behind", o.Behind, "jobBehind", o.JobBehind, "jobEnded", o.JobEnd.Finished, "requeueAfter", p.RequeueAfter)
 }
 
 // countPending counts the Workloads on which each of Courier's checks is
