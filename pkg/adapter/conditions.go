@@ -59,12 +59,21 @@ func phaseOf(job *unstructured.Unstructured) ([]string, time.Time) {
 		}
 		r, _ := m["reason"].(string)
 		out = append(out, strings.Join([]string{t, s, r}, "/"))
-		if ts, _ := m["lastTransitionTime"].(string); ts != "" {
-			if at, err := time.Parse(time.RFC3339, ts); err == nil && at.After(newest) {
-				newest = at
-			}
+		if at := transitionTime(m); at.After(newest) {
+			newest = at
 		}
 	}
 	slices.Sort(out)
 	return out, newest
+}
+
+// transitionTime is a condition's lastTransitionTime; zero when it has
+// none or it does not parse.
+func transitionTime(cond map[string]any) time.Time {
+	ts, _ := cond["lastTransitionTime"].(string)
+	at, err := time.Parse(time.RFC3339, ts)
+	if err != nil {
+		return time.Time{}
+	}
+	return at
 }

@@ -88,8 +88,8 @@ type Observed struct {
 	KueueFinishGrace time.Duration
 	// NothingWaitsForQuota: no Workload on the manager waits for the quota
 	// this one holds, so once the grace ran out Courier leaves finishing
-	// it to the manager's Kueue, however late, and looks again after
-	// another grace. Set only once a copy of the job has ended.
+	// it to the manager's Kueue, however late, and looks again later
+	// (finishRecheck). Set only once a copy of the job has ended.
 	NothingWaitsForQuota bool
 	// SelfFault says why Courier takes the workers out of its reach for a
 	// fault of its own, "" if it does not: then no job moves.

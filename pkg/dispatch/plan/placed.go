@@ -221,10 +221,28 @@ func kueueFinishesIn(o Observed, r Remote) time.Duration {
 	left := max(r.FinalMirroredAt.Add(o.KueueFinishGrace).Sub(o.Now), 0)
 	if left == 0 && o.NothingWaitsForQuota {
 		// Releasing the quota sooner admits nothing; whether something
-		// waits by then is seen after another grace.
-		return o.KueueFinishGrace
+		// waits by then is seen at the next look.
+		return finishRecheck(o)
 	}
 	return left
+}
+
+// maxFinishRecheck bounds the time between two looks at a Workload whose
+// finish is left to a lagging Kueue, unless the grace is longer.
+const maxFinishRecheck = time.Minute
+
+// finishRecheck is when to look again at a Workload whose job ended, left
+// to the manager's Kueue to finish while nothing waits for its quota: half
+// the time since the job ended, at least a grace and at most
+// maxFinishRecheck. A Kueue that lags by more than a grace is saturated,
+// and a look every grace at every ended job it has not finished was most
+// of Courier's passes in a burst. Quota wanted later is released within a
+// third of the time Kueue has lagged by then, or a minute.
+func finishRecheck(o Observed) time.Duration {
+	if o.JobEnd.At.IsZero() {
+		return o.KueueFinishGrace
+	}
+	return min(max(o.Now.Sub(o.JobEnd.At)/2, o.KueueFinishGrace), max(maxFinishRecheck, o.KueueFinishGrace))
 }
 
 // kueueFinishes reports whether the manager's Kueue finishes the Workload

@@ -2,6 +2,7 @@ package plan
 
 import (
 	"testing"
+	"time"
 
 	gocmp "github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -101,4 +102,58 @@ func TestNoKueueFinishGrace(t *testing.T) {
 	if diff := gocmp.Diff(want, decide(o), cmpopts.EquateEmpty()); diff != "" {
 		t.Errorf("decide() mismatch (-want +got):\n%s", diff)
 	}
+}
+
+// While nothing waits for its quota, a Workload whose job ended is left to
+// the manager's Kueue however late, and looked at again less often the
+// longer Kueue lags: a look every grace at every ended job was most of
+// Courier's passes in a burst.
+func TestFinishRecheck(t *testing.T) {
+	ended := func(o Observed, since time.Duration) Observed {
+		o.JobEnd = adapter.Outcome{Finished: true, Message: "done", At: o.Now.Add(-since)}
+		return o
+	}
+	left := Observed{Workload: local().ClusterName("a").Obj(), Check: readyCheck, Placement: &workload.Placement{Cluster: "a"}, Health: connected,
+		Now: now, NothingWaitsForQuota: true,
+		Remotes: map[string]Remote{"a": {HasJob: true, FinalMirroredAt: now.Add(-grace), JobOutcome: adapter.Outcome{Finished: true, Message: "done"}}}}
+	finished := Plan{
+		Status: &StatusChange{State: kueue.CheckStateReady, ClusterName: ptr.To("a"), Message: `The workload finished on worker "a".`,
+			Finished: &metav1.Condition{Type: kueue.WorkloadFinished, Status: metav1.ConditionTrue, Reason: "Succeeded", Message: "done"}},
+	}
+	longGrace := ended(left, 10*time.Minute)
+	longGrace.KueueFinishGrace = 2 * time.Minute
+	longGrace.Remotes = map[string]Remote{"a": {HasJob: true, FinalMirroredAt: now.Add(-2 * time.Minute), JobOutcome: adapter.Outcome{Finished: true, Message: "done"}}}
+	runPlanCases(t, map[string]struct {
+		o    Observed
+		want Plan
+	}{
+		"the job ended a grace ago: looked at again after a grace": {
+			o:    ended(left, grace),
+			want: Plan{RequeueAfter: grace},
+		},
+		"the job ended 90s ago: looked at again after half of that": {
+			o:    ended(left, 90*time.Second),
+			want: Plan{RequeueAfter: 45 * time.Second},
+		},
+		"the job ended an hour ago: looked at again after a minute": {
+			o:    ended(left, time.Hour),
+			want: Plan{RequeueAfter: time.Minute},
+		},
+		"a grace longer than a minute: looked at again after a grace": {
+			o:    longGrace,
+			want: Plan{RequeueAfter: 2 * time.Minute},
+		},
+		"the job's end has no transition time: looked at again after a grace": {
+			o:    left,
+			want: Plan{RequeueAfter: grace},
+		},
+		"the job ended an hour ago and a Workload waits for the quota: Finished written": {
+			o: func() Observed {
+				o := ended(left, time.Hour)
+				o.NothingWaitsForQuota = false
+				return o
+			}(),
+			want: finished,
+		},
+	})
 }
