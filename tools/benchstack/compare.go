@@ -57,6 +57,10 @@ type CompareOptions struct {
 	// Rest is how long each side's CPU is measured at rest before every
 	// phase, after its warm-up; 0 for not at all.
 	Rest time.Duration
+	// CourierLogLevel is Courier's log verbosity, baseline's too; 0 for
+	// the default. At 4 the log has every pass's plan, for
+	// tools/hack/pass-census.py.
+	CourierLogLevel int
 }
 
 // Comparison is one run of the comparison, as written to JSON.
@@ -183,7 +187,7 @@ func Compare(ctx context.Context, opts CompareOptions, out io.Writer) (err error
 	// PlacementDecisions on for the fleet spec, a write per job that is
 	// off by default.
 	lopts := localcluster.Options{Dir: opts.Dir, Bin: opts.Bin, Workers: opts.Workers, GPUNodes: gpuNodes, GPUsPerNode: gpusPerNode, Audit: true,
-		CourierValues: []string{"configuration.placementDecisions.enable=false"}}
+		CourierValues: []string{"configuration.placementDecisions.enable=false"}, CourierLogLevel: opts.CourierLogLevel}
 	var prof *phaseProfiler
 	var kueuePprof string
 	if opts.Profile {

@@ -32,6 +32,7 @@ func runCompare(ctx context.Context, args []string) error {
 	profile := fs.Bool("profile", false, "Save CPU profiles of Courier, the manager's Kueue and the manager's API server over every phase of every system, in 10 s slices, under --dir; `go tool pprof -top bin/courier FILES` merges them. On or off for every system alike.")
 	rest := fs.Duration("rest", 30*time.Second, "Before every phase, after its warm-up, measure each side's CPU at rest for this long, and report the phase's CPU per job above that rest too; 0 for not at all.")
 	keep := fs.Bool("keep", false, "Leave the environment up at the end; bin/courier-local down --dir DIR stops it.")
+	logLevel := fs.Int("courier-log-level", 0, "Courier's log verbosity, the baseline's too: 4 logs each pass's plan, which tools/hack/pass-census.py counts by cause; it costs Courier CPU alike in every phase.")
 	tabulate := fs.String("tabulate", "", "Run nothing: write the summary, table and plots of this comparison JSON again, beside it, from the phases it holds (of a run stopped early, say).")
 	if help, err := parse(fs, args); help || err != nil {
 		return err
@@ -71,22 +72,23 @@ func runCompare(ctx context.Context, args []string) error {
 		return err
 	}
 	return benchstack.Compare(ctx, benchstack.CompareOptions{
-		Command:   strings.Join(append([]string{"courier-bench", "compare"}, args...), " "),
-		Dir:       *dir,
-		Bin:       *bin,
-		OutDir:    *out,
-		Workers:   *workers,
-		Bursts:    bs,
-		Rates:     rs,
-		RateJobs:  *rateJobs,
-		BatchJobs: *batchJobs,
-		Systems:   ss,
-		Repeats:   *repeats,
-		RunFor:    *runFor,
-		Timeout:   *timeout,
-		Keep:      *keep,
-		Profile:   *profile,
-		Rest:      *rest,
+		Command:         strings.Join(append([]string{"courier-bench", "compare"}, args...), " "),
+		Dir:             *dir,
+		Bin:             *bin,
+		OutDir:          *out,
+		Workers:         *workers,
+		Bursts:          bs,
+		Rates:           rs,
+		RateJobs:        *rateJobs,
+		BatchJobs:       *batchJobs,
+		Systems:         ss,
+		Repeats:         *repeats,
+		RunFor:          *runFor,
+		Timeout:         *timeout,
+		Keep:            *keep,
+		Profile:         *profile,
+		Rest:            *rest,
+		CourierLogLevel: *logLevel,
 	}, os.Stdout)
 }
 
