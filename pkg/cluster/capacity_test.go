@@ -543,7 +543,7 @@ func TestCapacityReadEndsWithTheConnection(t *testing.T) {
 	ctx, closeConnection := context.WithCancel(t.Context())
 	tracker := newCapacityTracker(ctx, waitingReader{}, sets.New(capacityKinds...), "", true)
 	closeConnection()
-	read := make(chan *capacitySnapshot)
+	read := make(chan *capacitySnapshot, 1)
 	go func() { read <- tracker.current(capacityMaxAge) }()
 	select {
 	case snap := <-read:
