@@ -233,16 +233,16 @@ const maxFinishRecheck = time.Minute
 
 // finishRecheck is when to look again at a Workload whose job ended, left
 // to the manager's Kueue to finish while nothing waits for its quota: half
-// the time since the job ended, at least a grace and at most
-// maxFinishRecheck. A Kueue that lags by more than a grace is saturated,
-// and a look every grace at every ended job it has not finished was most
-// of Courier's passes in a burst. Quota wanted later is released within a
-// third of the time Kueue has lagged by then, or a minute.
+// the time since the job ended, at most maxFinishRecheck and at least a
+// grace. A Kueue that lags by more than a grace is saturated, and a look
+// every grace at each ended job it has not finished is a pass per job per
+// grace that does nothing. Quota wanted later is released within a third
+// of the time Kueue has lagged by then, or a minute.
 func finishRecheck(o Observed) time.Duration {
 	if o.JobEnd.At.IsZero() {
 		return o.KueueFinishGrace
 	}
-	return min(max(o.Now.Sub(o.JobEnd.At)/2, o.KueueFinishGrace), max(maxFinishRecheck, o.KueueFinishGrace))
+	return max(min(o.Now.Sub(o.JobEnd.At)/2, maxFinishRecheck), o.KueueFinishGrace)
 }
 
 // kueueFinishes reports whether the manager's Kueue finishes the Workload

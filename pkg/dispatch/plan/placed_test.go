@@ -106,8 +106,8 @@ func TestNoKueueFinishGrace(t *testing.T) {
 
 // While nothing waits for its quota, a Workload whose job ended is left to
 // the manager's Kueue however late, and looked at again less often the
-// longer Kueue lags: a look every grace at every ended job was most of
-// Courier's passes in a burst.
+// longer Kueue lags: a saturated Kueue would otherwise cost a pass per
+// ended job per grace.
 func TestFinishRecheck(t *testing.T) {
 	ended := func(o Observed, since time.Duration) Observed {
 		o.JobEnd = adapter.Outcome{Finished: true, Message: "done", At: o.Now.Add(-since)}
