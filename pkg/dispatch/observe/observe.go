@@ -230,13 +230,16 @@ func (ob *Observer) observeRemotes(ctx context.Context, res *Result, workers map
 			return fmt.Errorf("reading what ran the vanished copy on %s: %w", live, err)
 		}
 	}
-	return ob.observeForwarding(live, res)
+	return ob.observeForwarding(res)
 }
 
-// observeForwarding compares the manager's job with its copy on the placed
-// worker c, for a job that may be dispatched as it is.
-func (ob *Observer) observeForwarding(c string, res *Result) error {
+// observeForwarding compares the manager's job with its copy on the worker
+// the plan may carry it on, for a job that may be dispatched as it is.
+// The comparison is the dearest part of a pass's observation, and passes
+// at a job that ended, many of them, have no use for it.
+func (ob *Observer) observeForwarding(res *Result) error {
 	o, job := &res.Observed, res.Job
+	c := plan.CarriedOn(*o)
 	if c == "" || o.Rejection != "" || job.Obj == nil {
 		return nil
 	}

@@ -16,9 +16,29 @@ import (
 // not placed for this admission, and may be: only then does placement
 // need the candidates.
 func WaitsForWorker(o Observed) bool {
+	return holdsAdmission(o) && LivePlacement(o) == ""
+}
+
+// CarriedOn returns the worker on which a plan may carry the job on, or
+// "": only for it does a plan compare the job with its copy, to forward
+// the manager's changes (planRunning). A job that ended, or whose check is
+// in Retry or Rejected, is carried no further, and planFor goes elsewhere
+// in the same order.
+func CarriedOn(o Observed) string {
+	if !holdsAdmission(o) || o.JobEnd.Finished ||
+		o.Check.State == kueue.CheckStateRetry || o.Check.State == kueue.CheckStateRejected {
+		return ""
+	}
+	return LivePlacement(o)
+}
+
+// holdsAdmission reports whether the workload holds its admission on the
+// manager: quota reserved, not evicted, not finished, active, and its job
+// there.
+func holdsAdmission(o Observed) bool {
 	wl := o.Workload
 	return isTrue(wl.Status.Conditions, kueue.WorkloadQuotaReserved) && !isTrue(wl.Status.Conditions, kueue.WorkloadEvicted) &&
-		!isTrue(wl.Status.Conditions, kueue.WorkloadFinished) && isActive(wl) && !o.JobMissing && LivePlacement(o) == ""
+		!isTrue(wl.Status.Conditions, kueue.WorkloadFinished) && isActive(wl) && !o.JobMissing
 }
 
 // LivePlacement returns the worker the job is placed on for the current
