@@ -74,6 +74,10 @@ type Adapter interface {
 	// edited on the worker by hand; with what it leaves, and why. A job
 	// that cannot be copied at all is a *Rejection.
 	Forward(local, remote *unstructured.Unstructured, to Destination) (Forwarding, error)
+	// SpecChanged reports whether two versions of a job copy differ in what
+	// Courier reads of their spec: the fields Forward compares, and the
+	// copy's suspension.
+	SpecChanged(old, cur *unstructured.Unstructured) bool
 	// ClearActivityPatch returns the JSON merge patch that removes, from the
 	// manager's job, the mirrored status saying it has active pods, or nil.
 	// Kueue releases an evicted job's quota only once it is inactive, and a

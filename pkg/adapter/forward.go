@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 
@@ -296,6 +297,25 @@ func (k *kindAdapter) Forward(local, remote *unstructured.Unstructured, to Desti
 	}
 	f.Update = out
 	return f, nil
+}
+
+// SpecChanged implements Adapter. What the worker's Kueue writes into a
+// copy's spec as it starts it, its RuntimePatches entry, its pod template
+// labels and selectors and the copy's resumption, changes neither. A copy
+// suspended again does: Forward's view leaves spec.suspend out, but a
+// field may be writable only while the copy is suspended (a TrainJob's
+// RuntimePatches), and a change refused while it ran may go now.
+func (k *kindAdapter) SpecChanged(old, cur *unstructured.Unstructured) bool {
+	if old.GetGeneration() == cur.GetGeneration() {
+		return false
+	}
+	suspend := func(job *unstructured.Unstructured) any {
+		v, _, _ := unstructured.NestedFieldNoCopy(job.Object, "spec", "suspend")
+		return v
+	}
+	before, after := suspend(old), suspend(cur)
+	resumed := before == true && (after == nil || after == false)
+	return !resumed && !equality.Semantic.DeepEqual(before, after) || !equality.Semantic.DeepEqual(k.view(old), k.view(cur))
 }
 
 // refuseForward says why a change the manager made to field cannot reach

@@ -337,3 +337,76 @@ func TestBatchJobForward(t *testing.T) {
 		})
 	}
 }
+
+func TestBatchJobSpecChanged(t *testing.T) {
+	a := New(Kind{GVK: schema.GroupVersionKind{Group: "batch", Version: "v1", Kind: "Job"}, ManagedByPath: "spec.managedBy",
+		ManagedByValue: "courier.dev/dispatcher"})
+	copyOf := func() *unstructured.Unstructured {
+		return &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "batch/v1", "kind": "Job",
+			"metadata": map[string]any{"name": "j", "namespace": "ns", "generation": int64(1)},
+			"spec": map[string]any{
+				"managedBy":   "courier.dev/dispatcher",
+				"suspend":     true,
+				"parallelism": int64(2),
+				"template": map[string]any{
+					"spec": map[string]any{"containers": []any{map[string]any{"name": "c", "image": "app:1"}}},
+				},
+			},
+		}}
+	}
+	resume := func(u *unstructured.Unstructured) {
+		_ = unstructured.SetNestedField(u.Object, false, "spec", "suspend")
+	}
+	cases := map[string]struct {
+		// running, if set, starts both versions resumed.
+		running bool
+		change  func(*unstructured.Unstructured)
+		want    bool
+	}{
+		"the worker's Kueue's pod template labels and node selector": {
+			change: func(u *unstructured.Unstructured) {
+				_ = unstructured.SetNestedStringMap(u.Object, map[string]string{"pool": "gpu"}, "spec", "template", "spec", "nodeSelector")
+				_ = unstructured.SetNestedStringMap(u.Object, map[string]string{"kueue.x-k8s.io/podset": "main"}, "spec", "template", "metadata", "labels")
+			},
+		},
+		"resumed by the worker's Kueue": {
+			change: resume,
+		},
+		"suspended again": {
+			running: true,
+			change:  func(u *unstructured.Unstructured) { _ = unstructured.SetNestedField(u.Object, true, "spec", "suspend") },
+			want:    true,
+		},
+		"a compared field": {
+			change: func(u *unstructured.Unstructured) {
+				_ = unstructured.SetNestedField(u.Object, int64(3), "spec", "parallelism")
+			},
+			want: true,
+		},
+		"a suspend that is no boolean": {
+			change: func(u *unstructured.Unstructured) {
+				_ = unstructured.SetNestedField(u.Object, map[string]any{"x": "y"}, "spec", "suspend")
+			},
+			want: true,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			old, cur := copyOf(), copyOf()
+			if tc.running {
+				resume(old)
+				resume(cur)
+			}
+			tc.change(cur)
+			cur.SetGeneration(2)
+			if got := a.SpecChanged(old, cur); got != tc.want {
+				t.Errorf("SpecChanged() = %v, want %v", got, tc.want)
+			}
+			cur.SetGeneration(1)
+			if a.SpecChanged(old, cur) {
+				t.Error("SpecChanged() = true for the same generation, want false")
+			}
+		})
+	}
+}

@@ -60,7 +60,7 @@ import (
 // the event could lose a status change, but not past shutdown.
 func (r *Reconciler) OnRemoteChange(_ string, old, obj client.Object, deleted bool) {
 	name := workload.Of(obj)
-	if name == "" || (old != nil && !copyChangeMatters(old, obj)) || (deleted && r.finishedOnManager(obj.GetNamespace(), name)) {
+	if name == "" || !copyChangeMatters(old, obj, r.adapters) || (deleted && r.finishedOnManager(obj.GetNamespace(), name)) {
 		return
 	}
 	r.enqueue(remoteChange{

@@ -6,12 +6,18 @@ import (
 
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
+	courier "github.com/courierdev/courier/api/v1alpha1"
+	"github.com/courierdev/courier/pkg/adapter"
 	"github.com/courierdev/courier/pkg/dispatch/expect"
+	"github.com/courierdev/courier/pkg/runtimepatch"
 	kueuetesting "github.com/courierdev/courier/pkg/testing/kueue"
 	trainertesting "github.com/courierdev/courier/pkg/testing/trainer"
 )
@@ -119,10 +125,18 @@ func TestWorkloadChanged(t *testing.T) {
 			update:  func(w *kueuetesting.WorkloadWrapper) { w.Annotation("courier.dev/placement", `{"cluster":"a"}`) },
 			manager: true, copy: true,
 		},
-		"an owner, set by the worker's Kueue": {
+		"an owner, set by the worker's Kueue: read on the manager alone": {
 			update: func(w *kueuetesting.WorkloadWrapper) {
 				w.Owner("trainer.kubeflow.org/v1alpha1", "TrainJob", "job", "job-uid")
 			},
+			manager: true,
+		},
+		"a label of the worker's Kueue: read on the manager alone": {
+			update:  func(w *kueuetesting.WorkloadWrapper) { w.Label("kueue.x-k8s.io/job-uid", "job-uid") },
+			manager: true,
+		},
+		"Courier's label": {
+			update:  func(w *kueuetesting.WorkloadWrapper) { w.Label(courier.OriginLabel, "elsewhere") },
 			manager: true, copy: true,
 		},
 		"a resync, which changes nothing: the informers' second look": {
@@ -141,7 +155,7 @@ func TestWorkloadChanged(t *testing.T) {
 			if got := workloadChanged(expect.New(), time.Now).Update(event.UpdateEvent{ObjectOld: old, ObjectNew: cur}); got != tc.manager {
 				t.Errorf("workloadChanged() = %v, want %v", got, tc.manager)
 			}
-			if got := copyChangeMatters(old, cur); got != tc.copy {
+			if got := copyChangeMatters(old, cur, nil); got != tc.copy {
 				t.Errorf("copyChangeMatters() = %v, want %v", got, tc.copy)
 			}
 		})
@@ -182,11 +196,94 @@ func TestCopyChangeMattersForEveryCreationDeletionAndJob(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			if !copyChangeMatters(tc.old, tc.cur) {
+			if !copyChangeMatters(tc.old, tc.cur, nil) {
 				t.Error("copyChangeMatters() = false, want true")
 			}
 		})
 	}
+}
+
+func TestCopyChangeMattersForJobCopies(t *testing.T) {
+	started := trainertesting.MakeTrainJob("job", "team-a").Label("team", "a").Suspend(true).
+		RuntimePatch("example.com/tool", "tier", "gold")
+	job := func(w *trainertesting.TrainJobWrapper) *unstructured.Unstructured {
+		obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(w.Obj())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &unstructured.Unstructured{Object: obj}
+	}
+	old := job(started)
+	old.SetResourceVersion("1")
+	old.SetGeneration(1)
+	then := func(f func(*trainertesting.TrainJobWrapper)) *unstructured.Unstructured {
+		w := &trainertesting.TrainJobWrapper{TrainJob: *started.Obj().DeepCopy()}
+		w.ResourceVersion, w.Generation = "2", 1
+		f(w)
+		return job(w)
+	}
+	cases := map[string]struct {
+		cur  *unstructured.Unstructured
+		want bool
+	}{
+		"the worker's Kueue's RuntimePatches entry": {
+			cur: then(func(w *trainertesting.TrainJobWrapper) {
+				w.Generation++
+				w.RuntimePatch(runtimepatch.KueueManager, "zone", "a")
+			}),
+		},
+		"nothing but its version": {
+			cur: then(func(w *trainertesting.TrainJobWrapper) {}),
+		},
+		"resumed by the worker's Kueue": {
+			cur: then(func(w *trainertesting.TrainJobWrapper) { w.Generation++; w.Suspend(false) }),
+		},
+		"another manager's RuntimePatches entry": {
+			cur: then(func(w *trainertesting.TrainJobWrapper) {
+				w.Generation++
+				w.RuntimePatch("example.com/other", "tier", "silver")
+			}),
+			want: true,
+		},
+		"its status": {
+			cur:  then(func(w *trainertesting.TrainJobWrapper) { w.JobsStatus("node", 1, 0) }),
+			want: true,
+		},
+		"a label": {
+			cur:  then(func(w *trainertesting.TrainJobWrapper) { w.Label("team", "b") }),
+			want: true,
+		},
+		"a finalizer": {
+			cur:  then(func(w *trainertesting.TrainJobWrapper) { w.Finalizers = []string{"example.com/hold"} }),
+			want: true,
+		},
+		"its deletion": {
+			cur:  then(func(w *trainertesting.TrainJobWrapper) { w.DeletionTimestamp = &metav1.Time{Time: time.Now()} }),
+			want: true,
+		},
+		"a resync": {
+			cur:  then(func(w *trainertesting.TrainJobWrapper) { w.ResourceVersion = "1" }),
+			want: true,
+		},
+	}
+	trainJob := adapter.NewTrainJob()
+	adapters := map[schema.GroupKind]adapter.Adapter{trainJob.GVK().GroupKind(): trainJob}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if got := copyChangeMatters(old, tc.cur, adapters); got != tc.want {
+				t.Errorf("copyChangeMatters() = %v, want %v", got, tc.want)
+			}
+		})
+	}
+	t.Run("a kind Courier does not carry", func(t *testing.T) {
+		cur := then(func(w *trainertesting.TrainJobWrapper) {
+			w.Generation++
+			w.RuntimePatch(runtimepatch.KueueManager, "zone", "a")
+		})
+		if !copyChangeMatters(old, cur, nil) {
+			t.Error("copyChangeMatters() = false, want true")
+		}
+	})
 }
 
 // A worker's change queues its manager Workload's pass, but for a copy

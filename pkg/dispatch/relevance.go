@@ -1,18 +1,24 @@
 package dispatch
 
 import (
+	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
+	courier "github.com/courierdev/courier/api/v1alpha1"
+	"github.com/courierdev/courier/pkg/adapter"
 	"github.com/courierdev/courier/pkg/dispatch/expect"
 )
 
@@ -40,25 +46,68 @@ func workloadChanged(awaited *expect.Expectations, now func() time.Time) predica
 		cur, okCur := e.ObjectNew.(*kueue.Workload)
 		// A pass that found the cache behind waits for the version after
 		// old, whatever it changed.
-		return !okOld || !okCur || workloadMatters(old, cur, managerUnread) || awaited.Behind(cur.UID, old.ResourceVersion, now())
+		return !okOld || !okCur || workloadMatters(old, cur, specOrMetaChangedButFinalizers, managerUnread) ||
+			awaited.Behind(cur.UID, old.ResourceVersion, now())
 	}}
 }
 
 // copyChangeMatters reports whether a worker's change can change a plan:
-// every creation and deletion, and updates but those of a Workload copy
-// that changed only its finalizers and the conditions of copyUnread.
-func copyChangeMatters(old, cur client.Object) bool {
-	o, okOld := old.(*kueue.Workload)
-	c, okCur := cur.(*kueue.Workload)
-	return !okOld || !okCur || workloadMatters(o, c, copyUnread)
+// every creation and deletion and every resync; of a Workload copy, the
+// updates but those that changed only what copyMetaChanged is blind to and
+// the conditions of copyUnread; of a job copy of a kind Courier carries,
+// the updates but those that changed only parts of its spec no plan reads
+// (see adapter.SpecChanged). The worker's Kueue writes both kinds of
+// update as it starts a job copy, each a pass that found nothing to do.
+func copyChangeMatters(old, cur client.Object, adapters map[schema.GroupKind]adapter.Adapter) bool {
+	if old == nil || old.GetResourceVersion() == cur.GetResourceVersion() {
+		return true
+	}
+	switch c := cur.(type) {
+	case *kueue.Workload:
+		o, ok := old.(*kueue.Workload)
+		return !ok || workloadMatters(o, c, copyMetaChanged, copyUnread)
+	case *unstructured.Unstructured:
+		o, ok := old.(*unstructured.Unstructured)
+		a, carried := adapters[c.GroupVersionKind().GroupKind()]
+		return !ok || !carried || metaChanged(o, c) ||
+			!equality.Semantic.DeepEqual(o.GetLabels(), c.GetLabels()) ||
+			!equality.Semantic.DeepEqual(o.GetOwnerReferences(), c.GetOwnerReferences()) ||
+			!slices.Equal(o.GetFinalizers(), c.GetFinalizers()) ||
+			!equality.Semantic.DeepEqual(o.Object["status"], c.Object["status"]) ||
+			a.SpecChanged(o, c)
+	}
+	return true
 }
 
-// workloadMatters reports whether an update of a Workload changed more
-// than its finalizers and the conditions of the types unread. A resync,
-// which changes nothing, matters: it is the informers' periodic second
-// look.
-func workloadMatters(old, cur *kueue.Workload, unread []string) bool {
-	if old.ResourceVersion == cur.ResourceVersion || specOrMetaChangedButFinalizers(old, cur) {
+// copyMetaChanged is specOrMetaChangedButFinalizers for a Workload copy,
+// blind also to its owners and to labels not Courier's: the worker's Kueue
+// sets both as it adopts the copy for the job copy, and a plan reads only
+// Courier's labels of a copy.
+func copyMetaChanged(old, cur client.Object) bool {
+	return old.GetGeneration() != cur.GetGeneration() || metaChanged(old, cur) ||
+		!maps.Equal(courierLabels(old), courierLabels(cur))
+}
+
+// courierLabels returns the labels of obj under Courier's prefix.
+func courierLabels(obj client.Object) map[string]string {
+	var out map[string]string
+	for k, v := range obj.GetLabels() {
+		if strings.HasPrefix(k, courier.GroupVersion.Group+"/") {
+			if out == nil {
+				out = map[string]string{}
+			}
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// workloadMatters reports whether an update of a Workload changed what
+// metaRead reports or its status but for the conditions of the types
+// unread. A resync, which changes nothing, matters: it is the informers'
+// periodic second look.
+func workloadMatters(old, cur *kueue.Workload, metaRead func(old, cur client.Object) bool, unread []string) bool {
+	if old.ResourceVersion == cur.ResourceVersion || metaRead(old, cur) {
 		return true
 	}
 	before, after := old.Status, cur.Status
