@@ -299,12 +299,12 @@ func (k *kindAdapter) Forward(local, remote *unstructured.Unstructured, to Desti
 	return f, nil
 }
 
-// SpecChanged implements Adapter. What the worker's Kueue writes into a
-// copy's spec as it starts it, its RuntimePatches entry, its pod template
-// labels and selectors and the copy's resumption, changes neither. A copy
-// suspended again does: Forward's view leaves spec.suspend out, but a
-// field may be writable only while the copy is suspended (a TrainJob's
-// RuntimePatches), and a change refused while it ran may go now.
+// SpecChanged implements Adapter. It finds no change in what the worker's
+// Kueue writes into a copy's spec as it starts it: its RuntimePatches
+// entry, its pod template labels and selectors, and the copy's resumption.
+// A copy suspended again is a change: Forward's view leaves spec.suspend
+// out, but a field may be writable only while the copy is suspended (a
+// TrainJob's RuntimePatches), and a change refused while it ran may go now.
 func (k *kindAdapter) SpecChanged(old, cur *unstructured.Unstructured) bool {
 	if old.GetGeneration() == cur.GetGeneration() {
 		return false

@@ -53,14 +53,14 @@ func specOrMetaChanged(old, cur client.Object) bool {
 
 // specOrMetaChangedButFinalizers is specOrMetaChanged, blind to finalizers.
 func specOrMetaChangedButFinalizers(old, cur client.Object) bool {
-	return old.GetGeneration() != cur.GetGeneration() || metaChanged(old, cur) ||
+	return old.GetGeneration() != cur.GetGeneration() || deletionOrAnnotationsChanged(old, cur) ||
 		!equality.Semantic.DeepEqual(old.GetLabels(), cur.GetLabels()) ||
 		!equality.Semantic.DeepEqual(old.GetOwnerReferences(), cur.GetOwnerReferences())
 }
 
-// metaChanged reports whether an update changed an object's deletion or
+// deletionOrAnnotationsChanged reports whether an update changed an object's deletion or
 // annotations.
-func metaChanged(old, cur client.Object) bool {
+func deletionOrAnnotationsChanged(old, cur client.Object) bool {
 	return !equality.Semantic.DeepEqual(old.GetDeletionTimestamp(), cur.GetDeletionTimestamp()) ||
 		!equality.Semantic.DeepEqual(old.GetAnnotations(), cur.GetAnnotations())
 }

@@ -69,7 +69,7 @@ func copyChangeMatters(old, cur client.Object, adapters map[schema.GroupKind]ada
 	case *unstructured.Unstructured:
 		o, ok := old.(*unstructured.Unstructured)
 		a, carried := adapters[c.GroupVersionKind().GroupKind()]
-		return !ok || !carried || metaChanged(o, c) ||
+		return !ok || !carried || deletionOrAnnotationsChanged(o, c) ||
 			!equality.Semantic.DeepEqual(o.GetLabels(), c.GetLabels()) ||
 			!equality.Semantic.DeepEqual(o.GetOwnerReferences(), c.GetOwnerReferences()) ||
 			!slices.Equal(o.GetFinalizers(), c.GetFinalizers()) ||
@@ -84,7 +84,7 @@ func copyChangeMatters(old, cur client.Object, adapters map[schema.GroupKind]ada
 // sets both as it adopts the copy for the job copy, and a plan reads only
 // Courier's labels of a copy.
 func copyMetaChanged(old, cur client.Object) bool {
-	return old.GetGeneration() != cur.GetGeneration() || metaChanged(old, cur) ||
+	return old.GetGeneration() != cur.GetGeneration() || deletionOrAnnotationsChanged(old, cur) ||
 		!maps.Equal(courierLabels(old), courierLabels(cur))
 }
 

@@ -22,8 +22,8 @@ func WaitsForWorker(o Observed) bool {
 // CarriedOn returns the worker on which a plan may carry the job on, or
 // "": only for it does a plan compare the job with its copy, to forward
 // the manager's changes (planRunning). A job that ended, or whose check is
-// in Retry or Rejected, is carried no further, and planFor goes elsewhere
-// in the same order.
+// in Retry or Rejected, is carried no further: planFor sends it elsewhere
+// before it looks at the placement.
 func CarriedOn(o Observed) string {
 	if !holdsAdmission(o) || o.JobEnd.Finished ||
 		o.Check.State == kueue.CheckStateRetry || o.Check.State == kueue.CheckStateRejected {
