@@ -48,14 +48,24 @@ func statusWait(old, cur client.Object, adapters map[schema.GroupKind]adapter.Ad
 // object's status: its spec (a new generation), its deletion, labels,
 // annotations, finalizers or owners.
 func specOrMetaChanged(old, cur client.Object) bool {
-	return specOrMetaChangedButFinalizers(old, cur) || !slices.Equal(old.GetFinalizers(), cur.GetFinalizers())
+	return specOrMetaChangedButFinalizers(old, cur) || finalizersChanged(old, cur)
 }
 
 // specOrMetaChangedButFinalizers is specOrMetaChanged, blind to finalizers.
 func specOrMetaChangedButFinalizers(old, cur client.Object) bool {
-	return old.GetGeneration() != cur.GetGeneration() || deletionOrAnnotationsChanged(old, cur) ||
+	return old.GetGeneration() != cur.GetGeneration() || metaChanged(old, cur)
+}
+
+// metaChanged reports whether an update changed an object's deletion,
+// labels, annotations or owners.
+func metaChanged(old, cur client.Object) bool {
+	return deletionOrAnnotationsChanged(old, cur) ||
 		!equality.Semantic.DeepEqual(old.GetLabels(), cur.GetLabels()) ||
 		!equality.Semantic.DeepEqual(old.GetOwnerReferences(), cur.GetOwnerReferences())
+}
+
+func finalizersChanged(old, cur client.Object) bool {
+	return !slices.Equal(old.GetFinalizers(), cur.GetFinalizers())
 }
 
 // deletionOrAnnotationsChanged reports whether an update changed an object's deletion or

@@ -69,10 +69,7 @@ func copyChangeMatters(old, cur client.Object, adapters map[schema.GroupKind]ada
 	case *unstructured.Unstructured:
 		o, ok := old.(*unstructured.Unstructured)
 		a, carried := adapters[c.GroupVersionKind().GroupKind()]
-		return !ok || !carried || deletionOrAnnotationsChanged(o, c) ||
-			!equality.Semantic.DeepEqual(o.GetLabels(), c.GetLabels()) ||
-			!equality.Semantic.DeepEqual(o.GetOwnerReferences(), c.GetOwnerReferences()) ||
-			!slices.Equal(o.GetFinalizers(), c.GetFinalizers()) ||
+		return !ok || !carried || metaChanged(o, c) || finalizersChanged(o, c) ||
 			!equality.Semantic.DeepEqual(o.Object["status"], c.Object["status"]) ||
 			a.SpecChanged(o, c)
 	}
