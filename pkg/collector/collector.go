@@ -35,6 +35,11 @@ type Collector struct {
 	// Enqueue hands the dispatcher the manager Workload whose copies must
 	// go.
 	Enqueue func(types.NamespacedName)
+	// Leaving reports whether Courier's own deletion is already taking a
+	// copy away. A pass would find nothing to do for such a copy, so the
+	// sweep passes it by until that deletion is no longer awaited; nil
+	// passes none by.
+	Leaving func(client.Object) bool
 }
 
 // Start sweeps until ctx ends.
@@ -100,16 +105,26 @@ func (c *Collector) sweep(ctx context.Context) {
 			}
 		}
 		for _, obj := range objs {
-			key := types.NamespacedName{Namespace: obj.GetNamespace(), Name: workload.Of(obj)}
-			if key.Name == "" {
-				continue
+			if key, ok := c.toCollect(obj, name, known); ok {
+				c.Enqueue(key)
 			}
-			wl, ok := known[key]
-			uid, hasUID := obj.GetAnnotations()[courier.ManagerUIDAnnotation]
-			if ok && !wl.finished && (!hasUID || types.UID(uid) == wl.uid) && slices.Contains(wl.clusters, name) {
-				continue
-			}
-			c.Enqueue(key)
 		}
 	}
+}
+
+// toCollect returns the manager Workload of obj, a copy on worker
+// cluster, if the copy has no place there: its Workload is gone, finished,
+// another Workload of the same name, or not placed on or nominated for
+// cluster. A copy Courier is deleting already is left to that deletion.
+func (c *Collector) toCollect(obj client.Object, cluster string, known map[types.NamespacedName]managerWorkload) (types.NamespacedName, bool) {
+	key := types.NamespacedName{Namespace: obj.GetNamespace(), Name: workload.Of(obj)}
+	if key.Name == "" {
+		return key, false
+	}
+	wl, ok := known[key]
+	uid, hasUID := obj.GetAnnotations()[courier.ManagerUIDAnnotation]
+	if ok && !wl.finished && (!hasUID || types.UID(uid) == wl.uid) && slices.Contains(wl.clusters, cluster) {
+		return key, false
+	}
+	return key, c.Leaving == nil || !c.Leaving(obj)
 }

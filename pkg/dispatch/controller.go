@@ -96,7 +96,8 @@ func (r *Reconciler) SetupWithManager(mgr manager.Manager) error {
 		return fmt.Errorf("adding the shutdown guard: %w", err)
 	}
 	gc := &collector.Collector{Client: r.client, Remotes: r.remotes, Kinds: r.copyKinds(), Interval: r.opts.GCInterval,
-		Enqueue: func(key types.NamespacedName) { r.enqueue(remoteChange{key: key}) }}
+		Enqueue: func(key types.NamespacedName) { r.enqueue(remoteChange{key: key}) },
+		Leaving: func(obj client.Object) bool { return r.exp.Leaving(obj, r.now()) }}
 	if err := mgr.Add(gc); err != nil {
 		return fmt.Errorf("adding the garbage collector: %w", err)
 	}

@@ -144,3 +144,10 @@ func (e *Expectations) OwnerDeleted(obj metav1.Object, now time.Time) bool {
 	owner := metav1.GetControllerOfNoCopy(obj)
 	return owner != nil && e.IsDeleted(owner.UID, now)
 }
+
+// Leaving reports whether Courier's own deletion is taking a remote object
+// away: Courier deleted it, or the copy that controls it, lately. A pass
+// counts such an object gone.
+func (e *Expectations) Leaving(obj metav1.Object, now time.Time) bool {
+	return e.IsDeleted(obj.GetUID(), now) || e.OwnerDeleted(obj, now)
+}

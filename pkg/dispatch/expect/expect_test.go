@@ -7,10 +7,11 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/utils/ptr"
 
 	"github.com/courierdev/courier/pkg/adapter"
 	"github.com/courierdev/courier/pkg/placement"
@@ -388,4 +389,37 @@ func TestGateOpened(t *testing.T) {
 	if _, ok := e.GateOpenedAt("other", t0); ok {
 		t.Error("a gate Courier did not open counts as opened")
 	}
+}
+
+func TestLeaving(t *testing.T) {
+	e := New()
+	e.Deleted("job-copy", t0)
+	cases := map[string]struct {
+		obj  *unstructured.Unstructured
+		at   time.Time
+		want bool
+	}{
+		"a copy Courier deleted":                        {obj: remoteObj("job-copy", ""), at: t0.Add(time.Second), want: true},
+		"a Workload copy its deleted job copy controls": {obj: remoteObj("wl-copy", "job-copy"), at: t0.Add(time.Second), want: true},
+		"a copy Courier did not delete":                 {obj: remoteObj("other", "")},
+		"a copy deleted longer ago than DeletedTTL":     {obj: remoteObj("job-copy", ""), at: t0.Add(DeletedTTL + time.Second)},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if got := e.Leaving(tc.obj, tc.at); got != tc.want {
+				t.Errorf("Leaving() = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// remoteObj is a remote object of UID uid, controlled by the object of UID
+// owner if owner is not "".
+func remoteObj(uid, owner string) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{}
+	u.SetUID(types.UID(uid))
+	if owner != "" {
+		u.SetOwnerReferences([]metav1.OwnerReference{{Kind: "TrainJob", Name: "job", UID: types.UID(owner), Controller: ptr.To(true)}})
+	}
+	return u
 }

@@ -32,7 +32,7 @@ func (ob *Observer) remoteState(ctx context.Context, remote *cluster.Remote, wl 
 		copy := &kueue.Workload{}
 		err := remote.Client.Get(ctx, client.ObjectKeyFromObject(wl), copy)
 		switch {
-		case err == nil && (ob.Expectations.IsDeleted(copy.UID, now) || ob.Expectations.OwnerDeleted(copy, now)):
+		case err == nil && ob.Expectations.Leaving(copy, now):
 			rs.UnseenWorkload = ob.createdLately(remote.Name, workload.GVK, wl.UID, now)
 		case err == nil && workload.IsCopyOf(copy, wl) && !workload.OfEarlierAdmission(copy, wl):
 			rs.Workload = copy
