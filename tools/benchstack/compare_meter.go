@@ -61,13 +61,13 @@ func sideProcesses(sys System, env *localcluster.Env) (manager, worker []string)
 // of the machine, the resident memory of every process and of each side,
 // sampled every half second, and the machine's load average.
 type meter struct {
-	procs       map[string]int
-	sides       map[string][]string
-	before      map[string]float64
-	busy0, all0 float64
-	start       time.Time
-	done        chan struct{}
-	stopped     chan struct{}
+	procs    map[string]int
+	sides    map[string][]string
+	before   map[string]float64
+	machine0 machineTimes
+	start    time.Time
+	done     chan struct{}
+	stopped  chan struct{}
 
 	mu        sync.Mutex
 	peakKiB   map[string]uint64
@@ -102,7 +102,7 @@ func startMeter(ctx context.Context, procs map[string]int, sides map[string][]st
 		m.before[name] = s
 	}
 	var err error
-	if m.busy0, m.all0, err = machineCPU(); err != nil {
+	if m.machine0, err = machineCPU(); err != nil {
 		return nil, err
 	}
 	m.sample(true)
@@ -211,8 +211,12 @@ func (m *meter) stop(res *PhaseResult, sys System, jobs int, rest map[string]flo
 		}
 		seconds[name] = s - m.before[name]
 	}
-	if busy, all, err := machineCPU(); err == nil && all > m.all0 {
-		res.MachineBusy = (busy - m.busy0) / (all - m.all0)
+	if now, err := machineCPU(); err == nil {
+		var steal float64
+		res.MachineBusy, steal = now.since(m.machine0)
+		if res.Machine != nil {
+			res.Machine.Steal = steal
+		}
 	}
 	res.CPU = benchreport.CPUShares(seconds, wall, runtime.NumCPU())
 	var stack float64

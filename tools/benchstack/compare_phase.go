@@ -129,6 +129,11 @@ func runPhase(ctx context.Context, env *localcluster.Env, sys System, load Load,
 			return nil, err
 		}
 	}
+	restProbe, err := probeAtRest()
+	if err != nil {
+		return nil, err
+	}
+	res.Machine = &MachineCheck{RestProbeCPUMs: restProbe}
 	passes, err := countPasses(ctx, env)
 	if err != nil {
 		return nil, err
@@ -141,6 +146,7 @@ func runPhase(ctx context.Context, env *localcluster.Env, sys System, load Load,
 		return nil, err
 	}
 	res.Started = time.Now()
+	prober := startProber(pctx, probeEvery)
 	profiled := opts.prof.start(pctx, sys, load, repeat)
 	logf("Submitting %d %s %s through %s, load %s, repeat %d (label %s=%s)", load.Jobs, load.kind(), describeRate(load.Rate), sys.Label, load.Name, repeat+1, runLabel, run)
 	submitted := make(chan error, 1)
@@ -157,6 +163,9 @@ func runPhase(ctx context.Context, env *localcluster.Env, sys System, load Load,
 	end := time.Now()
 	res.WindowSeconds = end.Sub(res.Started).Seconds()
 	meter.stop(res, sys, load.Jobs, rest)
+	if err := prober.stop(res.Machine); err != nil {
+		return nil, err
+	}
 	if err := passes.stop(ctx, res); err != nil {
 		return nil, err
 	}

@@ -57,8 +57,8 @@ func printComparison(out io.Writer, c *Comparison) error {
 			}
 			parts = append(parts, fmt.Sprintf("%s %.0f%%", pc.Name, 100*pc.Machine))
 		}
-		fmt.Fprintf(out, "  %s: %s; outside the stack %.0f%%, load average %.1f (highest %.1f)\n", phaseName(p), strings.Join(parts, ", "),
-			100*p.OutsideStack, p.LoadAverage.Mean, p.LoadAverage.Max)
+		fmt.Fprintf(out, "  %s: %s; outside the stack %.0f%%, load average %.1f (highest %.1f)%s\n", phaseName(p), strings.Join(parts, ", "),
+			100*p.OutsideStack, p.LoadAverage.Mean, p.LoadAverage.Max, describeMachine(p.Machine))
 	}
 	fmt.Fprintln(out, "\nRequests to the manager per job, by identity: writes, GETs, LISTs, WATCHes opened, other; watch events received (KiB):")
 	for _, p := range c.Phases {
@@ -188,4 +188,13 @@ func describeSteps(p PhaseResult) string {
 	}
 	return strings.Join([]string{step("worker's quota", p.QuotaToWorkerQuota), step("job on a worker", p.QuotaToJobOnWorker),
 		step("check Ready", p.QuotaToReady)}, ", ")
+}
+
+// describeMachine is "; stolen by the host 1.2%, probe 104 ms at rest and
+// 131 through": the phase's MachineCheck, "" if it has none.
+func describeMachine(m *MachineCheck) string {
+	if m == nil {
+		return ""
+	}
+	return fmt.Sprintf("; stolen by the host %.1f%%, probe %.0f ms at rest and %.0f through", 100*m.Steal, m.RestProbeCPUMs, m.PhaseProbeCPUMs)
 }

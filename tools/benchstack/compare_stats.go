@@ -184,6 +184,9 @@ var figures = slices.Concat(
 		}},
 		{"machine.busy", "Machine busy (%)", "%.0f", always(func(p *PhaseResult) float64 { return 100 * p.MachineBusy })},
 		{"machine.outside", "Machine busy outside the stack (%)", "%.0f", always(func(p *PhaseResult) float64 { return 100 * p.OutsideStack })},
+		{"machine.steal", "Machine CPU its host gave to others (%)", "%.1f", machineFigure(func(m *MachineCheck) float64 { return 100 * m.Steal })},
+		{"machine.probeRest", "Machine probe at rest before the phase: CPU ms of a fixed work", "%.0f", machineFigure(func(m *MachineCheck) float64 { return m.RestProbeCPUMs })},
+		{"machine.probePhase", "Machine probe through the phase: median CPU ms of the same work", "%.0f", machineFigure(func(m *MachineCheck) float64 { return m.PhaseProbeCPUMs })},
 		{"machine.load", "Load average (1 min), mean over the phase", "%.1f", always(func(p *PhaseResult) float64 { return p.LoadAverage.Mean })},
 		{"machine.loadMax", "Load average (1 min), highest", "%.1f", always(func(p *PhaseResult) float64 { return p.LoadAverage.Max })},
 		{"invariants", "Jobs that broke an invariant", "%.0f", always(func(p *PhaseResult) float64 { return float64(p.Invariants.Broken()) })},
@@ -311,4 +314,14 @@ func managerWritesPerJob(p *PhaseResult) map[string]float64 {
 		}
 	}
 	return out
+}
+
+// machineFigure is a figure of a phase's MachineCheck, if it has one.
+func machineFigure(get func(*MachineCheck) float64) func(*PhaseResult) (float64, bool) {
+	return func(p *PhaseResult) (float64, bool) {
+		if p.Machine == nil {
+			return 0, false
+		}
+		return get(p.Machine), true
+	}
 }

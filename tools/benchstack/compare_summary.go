@@ -73,6 +73,9 @@ type PhaseResult struct {
 	MachineBusy  float64     `json:"machineBusy"`
 	OutsideStack float64     `json:"outsideStack"`
 	LoadAverage  LoadAverage `json:"loadAverage"`
+	// Machine is the machine's own speed and steal through the phase,
+	// absent from phases recorded before they were measured.
+	Machine *MachineCheck `json:"machineCheck,omitempty"`
 	// WindowSeconds is the phase's measured window: from before the
 	// first submission until its jobs drained.
 	WindowSeconds float64 `json:"windowSeconds"`

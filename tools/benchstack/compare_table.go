@@ -32,6 +32,7 @@ const attribution = `How it is counted:
 - **Manager side** is, for Courier, the Courier process, the manager's Kueue (which admits), the manager's API server and its etcd; for MultiKueue, the manager's Kueue (which admits and dispatches, one process), the manager's API server and its etcd; for the floor, no dispatcher (the harness turns the check Ready and completes the job, two writes per job, and nothing reaches a worker), the manager's Kueue, API server and etcd: what the manager side costs whatever dispatches. The Courier process runs idle through MultiKueue's phases, watching the manager: it is in neither side there (its own row gives its requests). The manager's Kueue runs MultiKueue's idle connections to the workers through Courier's phases, inside its process. **Worker side** is the workers' API servers and etcds. CPU is from /proc/<pid>/stat over the phase; peak RSS is the largest sum of the side's resident memory, sampled every 0.5 s, and its growth the rise above the sum at the phase's start. **At rest** (when measured, --rest) is each side's CPU just before the phase, after its warm-up, with no job in flight, in cores; **above its rest** is the phase's CPU less that rate over the phase's window, per job: what the jobs cost beyond what the side costs idle. The targets are judged on the whole CPU per job.
 - **Requests** are from the API servers' audit logs (every request to the manager; the dispatcher's to the workers, who uses the ServiceAccount courier-system/courier there for both systems), by program (the user agent up to its first slash: courier, kueue, bench-floor): writes, GETs, LISTs and WATCHes opened in the phase. **Watch events** and their bytes are the API servers' own counts (apiserver_watch_events_total and apiserver_watch_events_sizes, one per event per watch), not per identity: they are shared among the watches the audit logs show running in the phase. A watch of Workloads, TrainJobs or Jobs gets the events of the objects its label selector matches, from the harness's own informers' count; the rest of a resource's events, by each watch's seconds. Watch bytes are the resource's average event size times the events.
 - **Load average and outside the stack**: the machine's one-minute load average over each phase, and the share of both cores busy in no process of the stack: other work on the machine.
+- **The machine itself**: the share of its CPU its host gave to others (steal, from /proc/stat), and a probe, the same fixed work (SHA-256 over 128 MiB read from a 64 MiB buffer, on one thread) timed in CPU ms: the least of three runs at rest before each phase, and the median of one every 15 s through it. A probe slower at rest than in earlier phases says the machine slowed, not the stack's work per job; one slower through a phase than at rest, that the stack's processes slow one another on the shared cores.
 `
 
 // writeTable writes the comparison table, in Markdown, to path.
@@ -113,10 +114,10 @@ func printTable(w io.Writer, c *Comparison, source string) {
 			fmt.Fprintf(w, "- %s\n", line)
 		}
 	}
-	fmt.Fprintf(w, "\n## Each phase, in the order run\n\n| Repeat | Load | System | Started (UTC) | Window (s) | Machine busy | Outside the stack | Load average, mean / highest | Audit logs rotated | Warnings |\n|---:|---|---|---|---:|---:|---:|---:|---|---|\n")
+	fmt.Fprintf(w, "\n## Each phase, in the order run\n\n| Repeat | Load | System | Started (UTC) | Window (s) | Machine busy | Outside the stack | Stolen by the host | Probe CPU ms, at rest / through | Load average, mean / highest | Audit logs rotated | Warnings |\n|---:|---|---|---|---:|---:|---:|---:|---:|---:|---|---|\n")
 	for _, p := range c.Phases {
-		fmt.Fprintf(w, "| %d | %s | %s | %s | %.0f | %.0f%% | %.0f%% | %.1f / %.1f | %s | %s |\n", p.Repeat+1, p.Load, p.SystemLabel,
-			p.Started.UTC().Format("15:04:05"), p.WindowSeconds, 100*p.MachineBusy, 100*p.OutsideStack,
+		fmt.Fprintf(w, "| %d | %s | %s | %s | %.0f | %.0f%% | %.0f%% | %s | %s | %.1f / %.1f | %s | %s |\n", p.Repeat+1, p.Load, p.SystemLabel,
+			p.Started.UTC().Format("15:04:05"), p.WindowSeconds, 100*p.MachineBusy, 100*p.OutsideStack, stealCell(p.Machine), probeCell(p.Machine),
 			p.LoadAverage.Mean, p.LoadAverage.Max, rotations(p.AuditRotations), strings.Join(p.Warnings, "; "))
 	}
 	for _, plot := range c.Plots {
@@ -142,4 +143,25 @@ func header(w io.Writer, l LoadSummary) {
 		align = append(align, "---:")
 	}
 	fmt.Fprintf(w, "| %s |\n| %s |\n", strings.Join(cols, " | "), strings.Join(align, " | "))
+}
+
+// stealCell is the share of the machine its host took, "" where it was
+// not measured: phases recorded before it was.
+func stealCell(m *MachineCheck) string {
+	if m == nil {
+		return ""
+	}
+	return fmt.Sprintf("%.1f%%", 100*m.Steal)
+}
+
+// probeCell is "104 / 131" (at rest / median through the phase), "" where
+// the probe did not run.
+func probeCell(m *MachineCheck) string {
+	switch {
+	case m == nil:
+		return ""
+	case m.PhaseProbeRuns == 0:
+		return fmt.Sprintf("%.0f / ", m.RestProbeCPUMs)
+	}
+	return fmt.Sprintf("%.0f / %.0f", m.RestProbeCPUMs, m.PhaseProbeCPUMs)
 }

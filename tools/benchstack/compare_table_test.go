@@ -51,6 +51,7 @@ func tableComparison() *Comparison {
 		phases[i].Sides[sideManager] = m
 	}
 	phases[1].Warnings = []string{"a warning"}
+	phases[2].Machine = &MachineCheck{RestProbeCPUMs: 104, PhaseProbeCPUMs: 131, PhaseProbeWallMs: 260, PhaseProbeRuns: 4, Steal: 0.012}
 	phases[2].AuditRotations = map[string]int{"worker-2": 2, "manager": 1}
 	c := &Comparison{
 		Command: "courier-bench compare --bursts 100", Started: time.Date(2026, 11, 28, 10, 0, 0, 0, time.UTC),
@@ -89,8 +90,9 @@ func TestWriteTable(t *testing.T) {
 		"| `courier: patch workloads.kueue.x-k8s.io/status` | 2.50 (2.00–3.00) | 0.00 (0.00–0.00) |",
 		"| `courier: patch workloads.kueue.x-k8s.io/status (409)` | 0.01 (0.01–0.01) | 0.01 (0.01–0.01) |",
 		"| **PASS** | a target | a detail |",
-		"| 1 | burst-100 | MultiKueue v0.19.1 | 10:01:00 | 60 | 90% | 5% | 3.2 / 4.5 |  | a warning |",
-		"| 2 | burst-100 | MultiKueue v0.19.1 | 10:02:00 | 60 | 90% | 5% | 3.2 / 4.5 | manager 1, worker-2 2 |  |",
+		"| Machine probe through the phase: median CPU ms of the same work | – | 131 |",
+		"| 1 | burst-100 | MultiKueue v0.19.1 | 10:01:00 | 60 | 90% | 5% |  |  | 3.2 / 4.5 |  | a warning |",
+		"| 2 | burst-100 | MultiKueue v0.19.1 | 10:02:00 | 60 | 90% | 5% | 1.2% | 104 / 131 | 3.2 / 4.5 | manager 1, worker-2 2 |  |",
 	}
 	for _, want := range wantLines {
 		found := false

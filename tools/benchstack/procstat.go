@@ -76,37 +76,57 @@ func processRSS(pid int) (uint64, error) {
 	return parseStatusKiB(data, "VmRSS")
 }
 
-// parseMachineCPU returns the busy and total CPU seconds of the machine
-// from the text of /proc/stat: all but idle and iowait is busy.
-func parseMachineCPU(data []byte) (busy, total float64, err error) {
+// machineTimes are the machine's CPU seconds so far, of all cores: busy
+// (all but idle and iowait), in total, and stolen, the time its
+// hypervisor ran something else while the machine had work (counted busy
+// too).
+type machineTimes struct {
+	Busy, Total, Steal float64
+}
+
+// since is what was spent from before to t: the busy and stolen shares.
+func (t machineTimes) since(before machineTimes) (busy, steal float64) {
+	total := t.Total - before.Total
+	if total <= 0 {
+		return 0, 0
+	}
+	return (t.Busy - before.Busy) / total, (t.Steal - before.Steal) / total
+}
+
+// parseMachineCPU returns the machine's CPU times from the text of
+// /proc/stat.
+func parseMachineCPU(data []byte) (machineTimes, error) {
 	line, _, _ := strings.Cut(string(data), "\n")
 	f := strings.Fields(line)
 	if len(f) < 6 || f[0] != "cpu" {
-		return 0, 0, fmt.Errorf("parsing /proc/stat: first line %q", line)
+		return machineTimes{}, fmt.Errorf("parsing /proc/stat: first line %q", line)
 	}
-	var sum, idle uint64
+	var sum, idle, steal uint64
 	for i, s := range f[1:] {
 		n, err := strconv.ParseUint(s, 10, 64)
 		if err != nil {
-			return 0, 0, fmt.Errorf("parsing /proc/stat: %w", err)
+			return machineTimes{}, fmt.Errorf("parsing /proc/stat: %w", err)
 		}
 		// guest and guest_nice are counted in user and nice already.
 		if i >= 8 {
 			break
 		}
 		sum += n
-		if i == 3 || i == 4 {
+		switch i {
+		case 3, 4:
 			idle += n
+		case 7:
+			steal = n
 		}
 	}
-	return float64(sum-idle) / clockTicks, float64(sum) / clockTicks, nil
+	return machineTimes{Busy: float64(sum-idle) / clockTicks, Total: float64(sum) / clockTicks, Steal: float64(steal) / clockTicks}, nil
 }
 
-// machineCPU returns the machine's busy and total CPU seconds so far.
-func machineCPU() (busy, total float64, err error) {
+// machineCPU returns the machine's CPU times so far.
+func machineCPU() (machineTimes, error) {
 	data, err := os.ReadFile("/proc/stat")
 	if err != nil {
-		return 0, 0, fmt.Errorf("reading /proc/stat: %w", err)
+		return machineTimes{}, fmt.Errorf("reading /proc/stat: %w", err)
 	}
 	return parseMachineCPU(data)
 }

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
 func TestParseStatCPU(t *testing.T) {
@@ -38,16 +39,16 @@ func TestParseStatCPU(t *testing.T) {
 
 func TestParseStatusAndMachine(t *testing.T) {
 	cases := map[string]struct {
-		status             string
-		machine            string
-		wantRSS            uint64
-		wantBusy, wantTotl float64
+		status  string
+		machine string
+		wantRSS uint64
+		want    machineTimes
 	}{
 		"RSS and busy time": {
-			status:   "Name:\tkueue\nVmHWM:\t  900 kB\nVmRSS:\t  812 kB\n",
-			machine:  "cpu  100 0 50 800 50 0 0 0 7 0\ncpu0 1 2 3\n",
-			wantRSS:  812,
-			wantBusy: 1.5, wantTotl: 10,
+			status:  "Name:\tkueue\nVmHWM:\t  900 kB\nVmRSS:\t  812 kB\n",
+			machine: "cpu  100 0 50 800 50 0 0 20 7 0\ncpu0 1 2 3\n",
+			wantRSS: 812,
+			want:    machineTimes{Busy: 1.7, Total: 10.2, Steal: 0.2},
 		},
 	}
 	for name, tc := range cases {
@@ -56,12 +57,15 @@ func TestParseStatusAndMachine(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			busy, total, err := parseMachineCPU([]byte(tc.machine))
+			times, err := parseMachineCPU([]byte(tc.machine))
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff([]float64{float64(tc.wantRSS), tc.wantBusy, tc.wantTotl}, []float64{float64(rss), busy, total}); diff != "" {
-				t.Errorf("rss, busy, total (-want +got):\n%s", diff)
+			if rss != tc.wantRSS {
+				t.Errorf("rss = %d, want %d", rss, tc.wantRSS)
+			}
+			if diff := cmp.Diff(tc.want, times, cmpopts.EquateApprox(0, 1e-9)); diff != "" {
+				t.Errorf("machine times (-want +got):\n%s", diff)
 			}
 		})
 	}
