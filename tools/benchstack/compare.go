@@ -14,11 +14,22 @@ import (
 	"strings"
 	"time"
 
+	configapi "github.com/courierdev/courier/api/config/v1alpha1"
 	"github.com/courierdev/courier/test/integration/framework"
 	"github.com/courierdev/courier/tools/benchreport"
 	"github.com/courierdev/courier/tools/localcluster"
 	"github.com/courierdev/courier/tools/profiles"
 )
+
+// shippedDefaults set back what the e2e values (e2e/courier-values.yaml)
+// change for their specs and costs Courier work a platform team's install
+// would not do: PlacementDecisions, a write per job, on for the fleet
+// spec; and a sweep of the workers for orphans every 15 s, four times as
+// often as by default.
+var shippedDefaults = []string{
+	"configuration.placementDecisions.enable=false",
+	"configuration.gcInterval=" + configapi.DefaultGCInterval.String(),
+}
 
 // CompareOptions shape a comparison of Courier with MultiKueue.
 type CompareOptions struct {
@@ -183,11 +194,8 @@ func Compare(ctx context.Context, opts CompareOptions, out io.Writer) (err error
 		strings.Join(opts.Systems, ", "), opts.Workers, gpuNodes, gpusPerNode, opts.Repeats)
 	fmt.Fprintf(out, "command: %s\nmachine: %d CPUs, %s; environment in %s\n", opts.Command, c.Machine.CPUs, c.Machine.Model, opts.Dir)
 
-	// Courier runs as a platform team installs it: the e2e values turn
-	// PlacementDecisions on for the fleet spec, a write per job that is
-	// off by default.
 	lopts := localcluster.Options{Dir: opts.Dir, Bin: opts.Bin, Workers: opts.Workers, GPUNodes: gpuNodes, GPUsPerNode: gpusPerNode, Audit: true,
-		CourierValues: []string{"configuration.placementDecisions.enable=false"}, CourierLogLevel: opts.CourierLogLevel}
+		CourierValues: shippedDefaults, CourierLogLevel: opts.CourierLogLevel}
 	var prof *phaseProfiler
 	var kueuePprof string
 	if opts.Profile {
