@@ -108,7 +108,8 @@ func probeAtRest() (float64, error) {
 	return ms(least), nil
 }
 
-// phaseProber runs the probe every probeEvery through a phase.
+// phaseProber runs the probe at an interval through a phase and keeps
+// the times of its runs.
 type phaseProber struct {
 	cancel  context.CancelFunc
 	stopped chan struct{}
