@@ -13,7 +13,6 @@ import (
 
 	"maps"
 	"strings"
-	"time"
 
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -93,9 +92,6 @@ type Outcome struct {
 	Failed bool
 	// Message is the ending condition's message.
 	Message string
-	// At is when the ending condition turned true, its lastTransitionTime;
-	// zero when it has none.
-	At time.Time
 }
 
 // Destination is where a job copy goes.
@@ -386,9 +382,9 @@ func (k *kindAdapter) Outcome(job *unstructured.Unstructured) Outcome {
 		msg, _ := m["message"].(string)
 		switch {
 		case slices.Contains(failedConditions, t):
-			return Outcome{Finished: true, Failed: true, Message: msg, At: transitionTime(m)}
+			return Outcome{Finished: true, Failed: true, Message: msg}
 		case slices.Contains(succeededConditions, t):
-			return Outcome{Finished: true, Message: msg, At: transitionTime(m)}
+			return Outcome{Finished: true, Message: msg}
 		}
 	}
 	return Outcome{}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
@@ -454,14 +453,6 @@ func TestOutcome(t *testing.T) {
 		"a JobSet completed":         {conditions: []any{cond("Completed", "True", "")}, want: Outcome{Finished: true}},
 		"failed":                     {conditions: []any{cond("Complete", "False", ""), cond("Failed", "True", "oom")}, want: Outcome{Finished: true, Failed: true, Message: "oom"}},
 		"no status":                  {},
-		"ended at its condition's transition": {
-			conditions: []any{map[string]any{"type": "Complete", "status": "True", "message": "done", "lastTransitionTime": "2026-12-06T07:40:00Z"}},
-			want:       Outcome{Finished: true, Message: "done", At: time.Date(2026, 12, 6, 7, 40, 0, 0, time.UTC)},
-		},
-		"a transition time that does not parse": {
-			conditions: []any{map[string]any{"type": "Failed", "status": "True", "lastTransitionTime": "yesterday"}},
-			want:       Outcome{Finished: true, Failed: true},
-		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -118,6 +118,7 @@ func (r *Reconciler) SetupWithManager(mgr manager.Manager) error {
 		})).
 		Watches(&courier.WorkerCluster{}, handler.EnqueueRequestsFromMapFunc(r.workloadsForCluster), builder.WithPredicates(usabilityChanged())).
 		Watches(&kueue.AdmissionCheck{}, r.checkEvents()).
+		Watches(&kueue.ClusterQueue{}, r.quotaEvents()).
 		Watches(&courier.DispatchPolicy{}, handler.EnqueueRequestsFromMapFunc(r.workloadsForPolicy))
 	for _, a := range r.adapters {
 		b = b.Watches(jobObject(a), handler.EnqueueRequestsFromMapFunc(r.workloadsForJob), builder.WithPredicates(jobChanged()))

@@ -62,6 +62,7 @@ func indexWorkloads(mgr manager.Manager) error {
 			}
 			return names
 		},
+		quotaIndex: func(o client.Object) []string { return holdsQuota(o.(*kueue.Workload)) },
 		ownerIndex: func(o client.Object) []string {
 			var uids []string
 			for _, ref := range o.GetOwnerReferences() {

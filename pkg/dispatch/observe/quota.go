@@ -38,7 +38,7 @@ func (ob *Observer) observeQuotaWait(ctx context.Context, res *Result) error {
 		}
 		cohort = all.Items
 	}
-	o.NothingWaitsForQuota = !quotaWanted(quota.Held(wl.Status.Admission), own, cohort)
+	o.NothingWaitsForQuota = !quota.Wanted(quota.Held(wl.Status.Admission), own, cohort)
 	return nil
 }
 
@@ -53,38 +53,10 @@ func anyCopyEnded(res *Result) bool {
 	return false
 }
 
-// quotaWanted reports whether quota held in own may be wanted by a
-// Workload that waits: own, or a ClusterQueue that may borrow it, has
-// Workloads pending and less of a resource it holds left under its
-// nominal quota than the holder has, so that a Workload its size would
-// not fit. Any ClusterQueue in a cohort counts, as cohorts may nest and
-// borrow through their parents; a ClusterQueue alone lends to none.
-func quotaWanted(held quota.Amounts, own *kueue.ClusterQueue, cohort []kueue.ClusterQueue) bool {
-	if tight(held, own) {
-		return true
-	}
-	if own.Spec.CohortName == "" {
-		return false
-	}
-	for i := range cohort {
-		if cq := &cohort[i]; cq.Name != own.Name && cq.Spec.CohortName != "" && tight(held, cq) {
-			return true
-		}
-	}
-	return false
-}
-
-// tight reports whether cq has Workloads pending and, for some resource of
-// held, less unreserved nominal quota than held has of it.
-func tight(held quota.Amounts, cq *kueue.ClusterQueue) bool {
-	if cq.Status.PendingWorkloads == 0 {
-		return false
-	}
-	reserved := quota.Reserved(cq)
-	for fr, amount := range held {
-		if q, ok := quota.Of(cq, fr); ok && reserved[fr]+amount > q.NominalQuota.MilliValue() {
-			return true
-		}
-	}
-	return false
+// JobEnded reports whether wl's job on the manager shows its end, from the
+// cache: a Workload that holds quota past that end is the manager's Kueue's
+// to finish, or Courier's once something waits for the quota.
+func (ob *Observer) JobEnded(ctx context.Context, wl *kueue.Workload) bool {
+	job, a, err := ob.job(ctx, wl)
+	return err == nil && job != nil && a.Outcome(job).Finished
 }

@@ -35,7 +35,7 @@ func TestCarriedOn(t *testing.T) {
 		},
 		"its job ended on the manager": {
 			o: Observed{Workload: placed().Obj(), Check: readyCheck, Placement: &workload.Placement{Cluster: "a"},
-				JobEnd: adapter.Outcome{Finished: true, At: t0}},
+				JobEnd: adapter.Outcome{Finished: true}},
 		},
 		"the Workload finished": {
 			o: Observed{Workload: placed().Condition(kueue.WorkloadFinished, metav1.ConditionTrue, "Succeeded", t0).Obj(),

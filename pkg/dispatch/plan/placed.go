@@ -220,30 +220,20 @@ func kueueFinishesIn(o Observed, r Remote) time.Duration {
 	}
 	left := max(r.FinalMirroredAt.Add(o.KueueFinishGrace).Sub(o.Now), 0)
 	if left == 0 && o.NothingWaitsForQuota {
-		// Releasing the quota sooner admits nothing; whether something
-		// waits by then is seen at the next look.
-		return finishRecheck(o)
+		// Releasing the quota sooner admits nothing. A ClusterQueue that
+		// comes to want it queues the Workload (dispatch's quotaEvents);
+		// the long look is only a bound on what a lost event costs.
+		return max(finishBackstop, o.KueueFinishGrace)
 	}
 	return left
 }
 
-// maxFinishRecheck bounds the time between two looks at a Workload whose
-// finish is left to a lagging Kueue, unless the grace is longer.
-const maxFinishRecheck = time.Minute
-
-// finishRecheck is when to look again at a Workload whose job ended, left
-// to the manager's Kueue to finish while nothing waits for its quota: half
-// the time since the job ended, at most maxFinishRecheck and at least a
-// grace. A Kueue that lags by more than a grace is saturated, and a look
-// every grace at each ended job it has not finished is a pass per job per
-// grace that does nothing. Quota wanted later is released within a third
-// of the time Kueue has lagged by then, or a minute.
-func finishRecheck(o Observed) time.Duration {
-	if o.JobEnd.At.IsZero() {
-		return o.KueueFinishGrace
-	}
-	return max(min(o.Now.Sub(o.JobEnd.At)/2, maxFinishRecheck), o.KueueFinishGrace)
-}
+// finishBackstop is when to look again at a Workload whose job ended, left
+// to the manager's Kueue to finish while nothing waits for its quota.
+// Something coming to wait for it queues the Workload at once; a look per
+// grace would cost a saturated Kueue's backlog a pass per ended job per
+// grace that does nothing.
+const finishBackstop = 5 * time.Minute
 
 // kueueFinishes reports whether the manager's Kueue finishes the Workload
 // from the job status mirrored from r (see kueueFinishesIn).

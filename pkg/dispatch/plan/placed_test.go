@@ -105,14 +105,11 @@ func TestNoKueueFinishGrace(t *testing.T) {
 }
 
 // While nothing waits for its quota, a Workload whose job ended is left to
-// the manager's Kueue however late, and looked at again less often the
-// longer Kueue lags: a saturated Kueue would otherwise cost a pass per
+// the manager's Kueue however late, and looked at again only after
+// finishBackstop: a ClusterQueue that comes to want the quota queues it,
+// and a look per grace would cost a saturated Kueue's backlog a pass per
 // ended job per grace.
-func TestFinishRecheck(t *testing.T) {
-	ended := func(o Observed, since time.Duration) Observed {
-		o.JobEnd = adapter.Outcome{Finished: true, Message: "done", At: o.Now.Add(-since)}
-		return o
-	}
+func TestFinishLeftToKueue(t *testing.T) {
 	left := Observed{Workload: local().ClusterName("a").Obj(), Check: readyCheck, Placement: &workload.Placement{Cluster: "a"}, Health: connected,
 		Now: now, NothingWaitsForQuota: true,
 		Remotes: map[string]Remote{"a": {HasJob: true, FinalMirroredAt: now.Add(-grace), JobOutcome: adapter.Outcome{Finished: true, Message: "done"}}}}
@@ -120,36 +117,42 @@ func TestFinishRecheck(t *testing.T) {
 		Status: &StatusChange{State: kueue.CheckStateReady, ClusterName: ptr.To("a"), Message: `The workload finished on worker "a".`,
 			Finished: &metav1.Condition{Type: kueue.WorkloadFinished, Status: metav1.ConditionTrue, Reason: "Succeeded", Message: "done"}},
 	}
-	longGrace := ended(left, 10*time.Minute)
-	longGrace.KueueFinishGrace = 2 * time.Minute
-	longGrace.Remotes = map[string]Remote{"a": {HasJob: true, FinalMirroredAt: now.Add(-2 * time.Minute), JobOutcome: adapter.Outcome{Finished: true, Message: "done"}}}
 	runPlanCases(t, map[string]struct {
 		o    Observed
 		want Plan
 	}{
-		"the job ended a grace ago: looked at again after a grace": {
-			o:    ended(left, grace),
-			want: Plan{RequeueAfter: grace},
-		},
-		"the job ended 90s ago: looked at again after half of that": {
-			o:    ended(left, 90*time.Second),
-			want: Plan{RequeueAfter: 45 * time.Second},
-		},
-		"the job ended an hour ago: looked at again after a minute": {
-			o:    ended(left, time.Hour),
-			want: Plan{RequeueAfter: time.Minute},
-		},
-		"a grace longer than a minute: looked at again after a grace": {
-			o:    longGrace,
-			want: Plan{RequeueAfter: 2 * time.Minute},
-		},
-		"the job's end has no transition time: looked at again after a grace": {
+		"the grace ran out: looked at again after the backstop": {
 			o:    left,
-			want: Plan{RequeueAfter: grace},
+			want: Plan{RequeueAfter: finishBackstop},
 		},
-		"the job ended an hour ago and a Workload waits for the quota: Finished written": {
+		"the grace ran out an hour ago: looked at again after the backstop": {
 			o: func() Observed {
-				o := ended(left, time.Hour)
+				o := left
+				o.Remotes = map[string]Remote{"a": {HasJob: true, FinalMirroredAt: now.Add(-time.Hour), JobOutcome: adapter.Outcome{Finished: true, Message: "done"}}}
+				return o
+			}(),
+			want: Plan{RequeueAfter: finishBackstop},
+		},
+		"a grace longer than the backstop: looked at again after a grace": {
+			o: func() Observed {
+				o := left
+				o.KueueFinishGrace = 10 * time.Minute
+				o.Remotes = map[string]Remote{"a": {HasJob: true, FinalMirroredAt: now.Add(-10 * time.Minute), JobOutcome: adapter.Outcome{Finished: true, Message: "done"}}}
+				return o
+			}(),
+			want: Plan{RequeueAfter: 10 * time.Minute},
+		},
+		"half the grace left: looked at again when it runs out": {
+			o: func() Observed {
+				o := left
+				o.Remotes = map[string]Remote{"a": {HasJob: true, FinalMirroredAt: now.Add(-grace / 2), JobOutcome: adapter.Outcome{Finished: true, Message: "done"}}}
+				return o
+			}(),
+			want: Plan{RequeueAfter: grace / 2},
+		},
+		"the grace ran out and a Workload waits for the quota: Finished written": {
+			o: func() Observed {
+				o := left
 				o.NothingWaitsForQuota = false
 				return o
 			}(),

@@ -227,11 +227,11 @@ func TestPlanPlaced(t *testing.T) {
 					Finished: &metav1.Condition{Type: kueue.WorkloadFinished, Status: metav1.ConditionTrue, Reason: "Succeeded", Message: "done"}},
 			},
 		},
-		"the manager's Kueue silent for the grace, and nothing waits for the quota: left to Kueue, looked at again after another grace": {
+		"the manager's Kueue silent for the grace, and nothing waits for the quota: left to Kueue, looked at again after the backstop": {
 			o: Observed{Workload: placed().Obj(), Check: readyCheck, Placement: &workload.Placement{Cluster: "a"}, Health: connected,
 				Now: t0.Add(3 * grace), NothingWaitsForQuota: true,
 				Remotes: map[string]Remote{"a": {HasJob: true, FinalMirroredAt: t0, JobOutcome: adapter.Outcome{Finished: true, Message: "done"}}}},
-			want: Plan{RequeueAfter: grace},
+			want: Plan{RequeueAfter: finishBackstop},
 		},
 		"nothing waits for the quota, but the manager's Workload deactivated: Finished written at once": {
 			o: Observed{Workload: placed().Active(false).Obj(), Check: readyCheck, Placement: &workload.Placement{Cluster: "a"}, Health: connected,

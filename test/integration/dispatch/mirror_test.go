@@ -147,46 +147,63 @@ var _ = Describe("Mirroring a dispatched job's status", func() {
 		Expect(meta.FindStatusCondition(got.Status.Conditions, kueue.WorkloadFinished).Message).To(Equal("Job finished successfully"), "Kueue's Finished stands")
 	})
 
-	It("finishes the Workload itself, once the manager's Kueue is late, only while another Workload waits for its quota", func(ctx context.Context) {
-		grace := configv1alpha1.DefaultKueueFinishGrace
-		cq := kueuetesting.MakeClusterQueue("finish-"+rand.String(5)).Quota("default", corev1.ResourceCPU, "2").Obj()
-		Expect(env.Manager.Client.Create(ctx, cq)).To(Succeed())
-		DeferCleanup(func(ctx context.Context) {
-			Expect(client.IgnoreNotFound(env.Manager.Client.Delete(ctx, cq))).To(Succeed())
-		})
-		worker := env.Workers[0]
-		tj := trainJob(ns).Obj()
-		wl := sim.SubmitTo(ctx, tj, cq.Name)
-		kueuesim.UpdateStatus(ctx, env.Manager, wl, func(w *kueue.Workload) {
-			psa := &w.Status.Admission.PodSetAssignments[0]
-			psa.Flavors = map[corev1.ResourceName]kueue.ResourceFlavorReference{corev1.ResourceCPU: "default"}
-			psa.ResourceUsage = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2")}
-		})
-		expectCopies(ctx, wl, pool...)
-		kueuesim.AdmitOn(ctx, worker, wl)
-		sim.ExpectCheck(ctx, wl, kueue.CheckStateReady, worker.Name)
-		remote := expectTrainJobOnlyOn(ctx, tj, worker)
+	// Courier leaves an ended job's Workload to the manager's Kueue while
+	// nothing waits for its quota, and writes Finished itself as soon as a
+	// ClusterQueue that may take that quota, the Workload's own or one in
+	// its cohort, comes to have a Workload waiting and too little room.
+	DescribeTable("finishes the Workload itself, once the manager's Kueue is late, only while another Workload waits for its quota",
+		func(ctx context.Context, inCohort bool) {
+			grace := configv1alpha1.DefaultKueueFinishGrace
+			own := kueuetesting.MakeClusterQueue("finish-"+rand.String(5)).Quota("default", corev1.ResourceCPU, "2")
+			queues := []*kueue.ClusterQueue{own.Obj()}
+			if inCohort {
+				cohort := "team-" + rand.String(5)
+				own.Cohort(cohort)
+				queues = append(queues, kueuetesting.MakeClusterQueue("peer-"+rand.String(5)).Quota("default", corev1.ResourceCPU, "2").Cohort(cohort).Obj())
+			}
+			waiter := queues[len(queues)-1]
+			for _, cq := range queues {
+				Expect(env.Manager.Client.Create(ctx, cq)).To(Succeed())
+				DeferCleanup(func(ctx context.Context) {
+					Expect(client.IgnoreNotFound(env.Manager.Client.Delete(ctx, cq))).To(Succeed())
+				})
+			}
+			worker := env.Workers[0]
+			tj := trainJob(ns).Obj()
+			wl := sim.SubmitTo(ctx, tj, own.Obj().Name)
+			kueuesim.UpdateStatus(ctx, env.Manager, wl, func(w *kueue.Workload) {
+				psa := &w.Status.Admission.PodSetAssignments[0]
+				psa.Flavors = map[corev1.ResourceName]kueue.ResourceFlavorReference{corev1.ResourceCPU: "default"}
+				psa.ResourceUsage = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2")}
+			})
+			expectCopies(ctx, wl, pool...)
+			kueuesim.AdmitOn(ctx, worker, wl)
+			sim.ExpectCheck(ctx, wl, kueue.CheckStateReady, worker.Name)
+			remote := expectTrainJobOnlyOn(ctx, tj, worker)
 
-		By("ending the job on the worker while nothing waits for the ClusterQueue's quota")
-		endOnWorker(ctx, worker, tj, remote, wl)
-		Consistently(func(g Gomega) {
-			g.Expect(meta.IsStatusConditionTrue(sim.ManagerWorkload(ctx, g, wl).Status.Conditions, kueue.WorkloadFinished)).To(BeFalse())
-		}).WithTimeout(grace+3*time.Second).Should(Succeed(), "Finished written past the grace while nothing waited for the quota")
+			By("ending the job on the worker while nothing waits for the quota")
+			endOnWorker(ctx, worker, tj, remote, wl)
+			Consistently(func(g Gomega) {
+				g.Expect(meta.IsStatusConditionTrue(sim.ManagerWorkload(ctx, g, wl).Status.Conditions, kueue.WorkloadFinished)).To(BeFalse())
+			}).WithTimeout(grace+5*time.Second).Should(Succeed(), "Finished written past the grace while nothing waited for the quota")
 
-		By("writing Finished once a Workload waits for that quota, which the finished one holds all of")
-		Eventually(func(g Gomega) {
-			got := &kueue.ClusterQueue{}
-			g.Expect(env.Manager.Client.Get(ctx, client.ObjectKeyFromObject(cq), got)).To(Succeed())
-			got.Status.PendingWorkloads = 1
-			got.Status.FlavorsReservation = []kueue.FlavorUsage{{Name: "default", Resources: []kueue.ResourceUsage{{Name: corev1.ResourceCPU, Total: resource.MustParse("2")}}}}
-			g.Expect(env.Manager.Client.Status().Update(ctx, got)).To(Succeed())
-		}).Should(Succeed())
-		Eventually(func(g Gomega) {
-			fin := meta.FindStatusCondition(sim.ManagerWorkload(ctx, g, wl).Status.Conditions, kueue.WorkloadFinished)
-			g.Expect(fin).NotTo(BeNil())
-			g.Expect(fin.Status).To(Equal(metav1.ConditionTrue))
-			g.Expect(fin.Reason).To(Equal(kueue.WorkloadFinishedReasonSucceeded))
-		}).WithTimeout(grace + 10*time.Second).Should(Succeed())
-		Expect(eventReasons(ctx, Default, wl)).NotTo(ContainElement(courierv1alpha1.EventFinished), "a finish Kueue was only late to write has no event")
-	})
+			By("writing Finished as soon as a Workload waits in a full ClusterQueue that may take the quota")
+			Eventually(func(g Gomega) {
+				got := &kueue.ClusterQueue{}
+				g.Expect(env.Manager.Client.Get(ctx, client.ObjectKeyFromObject(waiter), got)).To(Succeed())
+				got.Status.PendingWorkloads = 1
+				got.Status.FlavorsReservation = []kueue.FlavorUsage{{Name: "default", Resources: []kueue.ResourceUsage{{Name: corev1.ResourceCPU, Total: resource.MustParse("2")}}}}
+				g.Expect(env.Manager.Client.Status().Update(ctx, got)).To(Succeed())
+			}).Should(Succeed())
+			Eventually(func(g Gomega) {
+				fin := meta.FindStatusCondition(sim.ManagerWorkload(ctx, g, wl).Status.Conditions, kueue.WorkloadFinished)
+				g.Expect(fin).NotTo(BeNil())
+				g.Expect(fin.Status).To(Equal(metav1.ConditionTrue))
+				g.Expect(fin.Reason).To(Equal(kueue.WorkloadFinishedReasonSucceeded))
+			}).WithTimeout(3*time.Second).Should(Succeed(), "the ClusterQueue's change did not queue the Workload: it waited for a later look")
+			Expect(eventReasons(ctx, Default, wl)).NotTo(ContainElement(courierv1alpha1.EventFinished), "a finish Kueue was only late to write has no event")
+		},
+		Entry("its own ClusterQueue", false),
+		Entry("a ClusterQueue in its cohort", true),
+	)
 })

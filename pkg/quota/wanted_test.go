@@ -1,4 +1,4 @@
-package observe
+package quota
 
 import (
 	"testing"
@@ -6,13 +6,12 @@ import (
 	"github.com/google/go-cmp/cmp"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
-	"github.com/courierdev/courier/pkg/quota"
 	kueuetesting "github.com/courierdev/courier/pkg/testing/kueue"
 )
 
-func TestQuotaWanted(t *testing.T) {
+func TestWanted(t *testing.T) {
 	// The Workload holds 4 GPUs of flavor a100.
-	held := quota.Amounts{{Flavor: "a100", Resource: "nvidia.com/gpu"}: 4000}
+	held := Amounts{{Flavor: "a100", Resource: "nvidia.com/gpu"}: 4000}
 	gpus := func(name, nominal, reserved string, pending int32) *kueuetesting.ClusterQueueWrapper {
 		return kueuetesting.MakeClusterQueue(name).Quota("a100", "nvidia.com/gpu", nominal).
 			Reserved("a100", "nvidia.com/gpu", reserved).Pending(pending)
@@ -69,8 +68,8 @@ func TestQuotaWanted(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			if diff := cmp.Diff(tc.want, quotaWanted(held, tc.own, tc.cohort)); diff != "" {
-				t.Errorf("quotaWanted() (-want +got):\n%s", diff)
+			if diff := cmp.Diff(tc.want, Wanted(held, tc.own, tc.cohort)); diff != "" {
+				t.Errorf("Wanted() (-want +got):\n%s", diff)
 			}
 		})
 	}
