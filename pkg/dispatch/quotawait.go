@@ -33,8 +33,8 @@ func holdsQuota(wl *kueue.Workload) []string {
 // not want before, the Workloads of ended jobs that hold such quota: the
 // planner left finishing them to the manager's Kueue while nothing waited
 // for their quota (plan.kueueFinishesIn), and now writes Finished itself.
-// A Workload whose job still runs keeps its quota either way, so it is not
-// queued.
+// A Workload whose job still runs keeps its quota either way, and one
+// Courier does not dispatch is not its to finish, so neither is queued.
 func (r *Reconciler) quotaEvents() handler.TypedEventHandler[client.Object, reconcile.Request] {
 	return handler.TypedFuncs[client.Object, reconcile.Request]{
 		CreateFunc: func(ctx context.Context, e event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
@@ -76,11 +76,23 @@ func (r *Reconciler) queueQuotaHolders(ctx context.Context, old, cur *kueue.Clus
 		}
 		for i := range list.Items {
 			wl := &list.Items[i]
-			if newly(quota.Held(wl.Status.Admission), holder) && r.observer.JobEnded(ctx, wl) {
+			if newly(quota.Held(wl.Status.Admission), holder) && r.readyOnCourier(ctx, wl) && r.observer.JobEnded(ctx, wl) {
 				q.Add(reconcile.Request{NamespacedName: types.NamespacedName{Namespace: wl.Namespace, Name: wl.Name}})
 			}
 		}
 	}
+}
+
+// readyOnCourier reports whether a check of one of Courier's
+// AdmissionChecks is Ready on wl: only such a Workload is one the planner
+// leaves to the manager's Kueue to finish.
+func (r *Reconciler) readyOnCourier(ctx context.Context, wl *kueue.Workload) bool {
+	for _, c := range wl.Status.AdmissionChecks {
+		if c.State == kueue.CheckStateReady && r.isCourierCheck(ctx, string(c.Name)) {
+			return true
+		}
+	}
+	return false
 }
 
 // mayWantMore reports whether cur, a ClusterQueue that was old (nil when
