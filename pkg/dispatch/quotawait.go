@@ -76,23 +76,11 @@ func (r *Reconciler) queueQuotaHolders(ctx context.Context, old, cur *kueue.Clus
 		}
 		for i := range list.Items {
 			wl := &list.Items[i]
-			if newly(quota.Held(wl.Status.Admission), holder) && r.readyOnCourier(ctx, wl) && r.observer.JobEnded(ctx, wl) {
+			if newly(quota.Held(wl.Status.Admission), holder) && r.observer.LeftToKueue(ctx, wl) {
 				q.Add(reconcile.Request{NamespacedName: types.NamespacedName{Namespace: wl.Namespace, Name: wl.Name}})
 			}
 		}
 	}
-}
-
-// readyOnCourier reports whether a check of one of Courier's
-// AdmissionChecks is Ready on wl: only such a Workload is one the planner
-// leaves to the manager's Kueue to finish.
-func (r *Reconciler) readyOnCourier(ctx context.Context, wl *kueue.Workload) bool {
-	for _, c := range wl.Status.AdmissionChecks {
-		if c.State == kueue.CheckStateReady && r.isCourierCheck(ctx, string(c.Name)) {
-			return true
-		}
-	}
-	return false
 }
 
 // mayWantMore reports whether cur, a ClusterQueue that was old (nil when

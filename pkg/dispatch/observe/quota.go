@@ -53,10 +53,15 @@ func anyCopyEnded(res *Result) bool {
 	return false
 }
 
-// JobEnded reports whether wl's job on the manager shows its end, from the
-// cache: a Workload that holds quota past that end is the manager's Kueue's
-// to finish, or Courier's once something waits for the quota.
-func (ob *Observer) JobEnded(ctx context.Context, wl *kueue.Workload) bool {
+// LeftToKueue reports, from the cache, whether wl may be a Workload the
+// planner leaves to the manager's Kueue to finish: Courier's check on it is
+// Ready and its job on the manager shows its end. Such a Workload is
+// Courier's to finish once something waits for the quota it holds.
+func (ob *Observer) LeftToKueue(ctx context.Context, wl *kueue.Workload) bool {
+	ref, err := ob.courierCheck(ctx, wl)
+	if err != nil || ref.ac == nil || ref.state.State != kueue.CheckStateReady {
+		return false
+	}
 	job, a, err := ob.job(ctx, wl)
 	return err == nil && job != nil && a.Outcome(job).Finished
 }
