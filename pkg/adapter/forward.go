@@ -315,7 +315,10 @@ func (k *kindAdapter) SpecChanged(old, cur *unstructured.Unstructured) bool {
 	}
 	before, after := suspend(old), suspend(cur)
 	resumed := before == true && (after == nil || after == false)
-	return !resumed && !equality.Semantic.DeepEqual(before, after) || !equality.Semantic.DeepEqual(k.view(old), k.view(cur))
+	if !resumed && !equality.Semantic.DeepEqual(before, after) {
+		return true
+	}
+	return !equality.Semantic.DeepEqual(k.view(old), k.view(cur))
 }
 
 // refuseForward says why a change the manager made to field cannot reach

@@ -78,6 +78,8 @@ func TestWorkloadChanged(t *testing.T) {
 		w.Condition(kueue.WorkloadPodsReady, metav1.ConditionTrue, "PodsReady", t0)
 	}
 	cases := map[string]struct {
+		// before, if set, makes the Workload the update starts from.
+		before func(*kueuetesting.WorkloadWrapper)
 		update func(*kueuetesting.WorkloadWrapper)
 		// manager and copy: whether a pass is queued for the change on the
 		// manager Workload, and on a Workload copy.
@@ -139,6 +141,23 @@ func TestWorkloadChanged(t *testing.T) {
 			update:  func(w *kueuetesting.WorkloadWrapper) { w.Label(courier.OriginLabel, "elsewhere") },
 			manager: true, copy: true,
 		},
+		"Courier's label changed": {
+			before:  func(w *kueuetesting.WorkloadWrapper) { w.Label(courier.OriginLabel, "here") },
+			update:  func(w *kueuetesting.WorkloadWrapper) { w.Label(courier.OriginLabel, "elsewhere") },
+			manager: true, copy: true,
+		},
+		"Courier's label removed": {
+			before:  func(w *kueuetesting.WorkloadWrapper) { w.Label(courier.OriginLabel, "here") },
+			update:  func(w *kueuetesting.WorkloadWrapper) { delete(w.Labels, courier.OriginLabel) },
+			manager: true, copy: true,
+		},
+		"a label of the worker's Kueue removed, Courier's kept: read on the manager alone": {
+			before: func(w *kueuetesting.WorkloadWrapper) {
+				w.Label(courier.OriginLabel, "here").Label("kueue.x-k8s.io/job-uid", "job-uid")
+			},
+			update:  func(w *kueuetesting.WorkloadWrapper) { delete(w.Labels, "kueue.x-k8s.io/job-uid") },
+			manager: true,
+		},
 		"a resync, which changes nothing: the informers' second look": {
 			update:  func(w *kueuetesting.WorkloadWrapper) { w.ResourceVersion = "1" },
 			manager: true, copy: true,
@@ -148,6 +167,9 @@ func TestWorkloadChanged(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			w := local().Check(check, kueue.CheckStatePending, "")
 			w.ResourceVersion, w.Generation, w.Finalizers = "1", 1, []string{kueue.ResourceInUseFinalizerName}
+			if tc.before != nil {
+				tc.before(w)
+			}
 			old := w.DeepCopy()
 			w.ResourceVersion = "2"
 			tc.update(w)

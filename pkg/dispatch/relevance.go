@@ -1,7 +1,6 @@
 package dispatch
 
 import (
-	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -82,21 +81,31 @@ func copyChangeMatters(old, cur client.Object, adapters map[schema.GroupKind]ada
 // Courier's labels of a copy.
 func copyMetaChanged(old, cur client.Object) bool {
 	return old.GetGeneration() != cur.GetGeneration() || deletionOrAnnotationsChanged(old, cur) ||
-		!maps.Equal(courierLabels(old), courierLabels(cur))
+		!courierLabelsEqual(old.GetLabels(), cur.GetLabels())
 }
 
-// courierLabels returns the labels of obj under Courier's prefix.
-func courierLabels(obj client.Object) map[string]string {
-	var out map[string]string
-	for k, v := range obj.GetLabels() {
-		if strings.HasPrefix(k, courier.GroupVersion.Group+"/") {
-			if out == nil {
-				out = map[string]string{}
-			}
-			out[k] = v
+// courierLabelsEqual reports whether a and b carry the same labels under
+// Courier's prefix. It runs on every update of a Workload copy, so it
+// compares in place rather than building the two sets.
+func courierLabelsEqual(a, b map[string]string) bool {
+	prefix := courier.GroupVersion.Group + "/"
+	for k, v := range a {
+		if !strings.HasPrefix(k, prefix) {
+			continue
+		}
+		if w, ok := b[k]; !ok || w != v {
+			return false
 		}
 	}
-	return out
+	for k := range b {
+		if !strings.HasPrefix(k, prefix) {
+			continue
+		}
+		if _, ok := a[k]; !ok {
+			return false
+		}
+	}
+	return true
 }
 
 // workloadMatters reports whether an update of a Workload changed what
