@@ -91,28 +91,12 @@ func pendingChecks(wl *kueue.Workload) []string {
 }
 
 // courierWorkloads lets through the events of Workloads Courier cares
-// about: those it placed, and those with a check of one of its
-// AdmissionChecks. Every other Workload in the cluster is none of its
-// business, and costs it nothing.
+// about (see isCourierWorkload). Every other Workload in the cluster is
+// none of its business, and costs it nothing.
 func (r *Reconciler) courierWorkloads() predicate.Predicate {
 	ours := func(o client.Object) bool {
 		wl, ok := o.(*kueue.Workload)
-		if !ok {
-			return false
-		}
-		if _, ok := wl.Annotations[courier.PlacementAnnotation]; ok {
-			return true
-		}
-		for _, c := range wl.Status.AdmissionChecks {
-			// The filter runs in the Workload informer's handler; a cache
-			// read that waits for the AdmissionCheck informer to sync
-			// would hold that informer, and the manager's shutdown, for
-			// ever if the manager stops first.
-			if r.isCourierCheck(r.running, string(c.Name)) {
-				return true
-			}
-		}
-		return false
+		return ok && r.isCourierWorkload(wl)
 	}
 	return predicate.Funcs{
 		CreateFunc:  func(e event.CreateEvent) bool { return ours(e.Object) },
@@ -120,6 +104,24 @@ func (r *Reconciler) courierWorkloads() predicate.Predicate {
 		DeleteFunc:  func(e event.DeleteEvent) bool { return ours(e.Object) },
 		GenericFunc: func(e event.GenericEvent) bool { return ours(e.Object) },
 	}
+}
+
+// isCourierWorkload reports whether Courier placed wl or one of its
+// AdmissionChecks is on it, the checks read from the cache.
+func (r *Reconciler) isCourierWorkload(wl *kueue.Workload) bool {
+	// This runs in informers' handlers; a cache read that waits for the
+	// AdmissionCheck informer to sync would hold that informer, and the
+	// manager's shutdown, for ever if the manager stops first.
+	return courierWorkload(wl, func(name string) bool { return r.isCourierCheck(r.running, name) })
+}
+
+// courierWorkload reports whether wl carries Courier's placement record or
+// a check that isCourier names as one of Courier's AdmissionChecks.
+func courierWorkload(wl *kueue.Workload, isCourier func(check string) bool) bool {
+	if _, ok := wl.Annotations[courier.PlacementAnnotation]; ok {
+		return true
+	}
+	return slices.ContainsFunc(wl.Status.AdmissionChecks, func(c kueue.AdmissionCheckState) bool { return isCourier(string(c.Name)) })
 }
 
 // isCourierCheck reports whether the named AdmissionCheck is served by
@@ -173,9 +175,9 @@ func jobChanged() predicate.Predicate {
 // workloadsForCluster queues the Workloads a WorkerCluster change may
 // concern: those on or nominated for it, and those waiting for a worker.
 func (r *Reconciler) workloadsForCluster(ctx context.Context, o client.Object) []reconcile.Request {
-	reqs := r.listWorkloads(ctx, client.MatchingFields{clustersIndex: o.GetName()})
+	reqs := r.listWorkloads(ctx, nil, client.MatchingFields{clustersIndex: o.GetName()})
 	for _, ac := range r.courierChecks(ctx, "") {
-		reqs = append(reqs, r.listWorkloads(ctx, client.MatchingFields{pendingCheckIndex: ac})...)
+		reqs = append(reqs, r.listWorkloads(ctx, nil, client.MatchingFields{pendingCheckIndex: ac})...)
 	}
 	return reqs
 }
@@ -189,13 +191,13 @@ func (r *Reconciler) checkEvents() handler.TypedEventHandler[client.Object, reco
 		if o.(*kueue.AdmissionCheck).Spec.ControllerName != courier.ControllerName {
 			return nil
 		}
-		return r.listWorkloads(ctx, client.MatchingFields{pendingCheckIndex: o.GetName()})
+		return r.listWorkloads(ctx, nil, client.MatchingFields{pendingCheckIndex: o.GetName()})
 	})
 	carrying := func(ctx context.Context, o client.Object, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 		if o.(*kueue.AdmissionCheck).Spec.ControllerName != courier.ControllerName {
 			return
 		}
-		for _, req := range r.listWorkloads(ctx, client.MatchingFields{checkIndex: o.GetName()}) {
+		for _, req := range r.listWorkloads(ctx, nil, client.MatchingFields{checkIndex: o.GetName()}) {
 			q.Add(req)
 		}
 	}
@@ -216,7 +218,7 @@ func (r *Reconciler) checkEvents() handler.TypedEventHandler[client.Object, reco
 func (r *Reconciler) workloadsForPolicy(ctx context.Context, o client.Object) []reconcile.Request {
 	var reqs []reconcile.Request
 	for _, ac := range r.courierChecks(ctx, o.GetName()) {
-		reqs = append(reqs, r.listWorkloads(ctx, client.MatchingFields{pendingCheckIndex: ac})...)
+		reqs = append(reqs, r.listWorkloads(ctx, nil, client.MatchingFields{pendingCheckIndex: ac})...)
 	}
 	return reqs
 }
@@ -241,12 +243,19 @@ func (r *Reconciler) courierChecks(ctx context.Context, policy string) []string 
 	return names
 }
 
-// workloadsForJob queues the Workloads a manager job owns.
+// workloadsForJob queues the Courier Workloads a manager job owns. The
+// watch sees every job of a kind Courier carries; the Workloads of the
+// rest (another dispatcher's, as when MultiKueue runs beside Courier, or a
+// queue without Courier's check) are no more its business here than in
+// courierWorkloads, and each of their jobs' changes was a pass that found
+// its Workload disowned.
 func (r *Reconciler) workloadsForJob(ctx context.Context, o client.Object) []reconcile.Request {
-	return r.listWorkloads(ctx, client.InNamespace(o.GetNamespace()), client.MatchingFields{ownerIndex: string(o.GetUID())})
+	return r.listWorkloads(ctx, r.isCourierWorkload, client.InNamespace(o.GetNamespace()), client.MatchingFields{ownerIndex: string(o.GetUID())})
 }
 
-func (r *Reconciler) listWorkloads(ctx context.Context, opts ...client.ListOption) []reconcile.Request {
+// listWorkloads queues the Workloads the options list that keep, if set,
+// reports true for.
+func (r *Reconciler) listWorkloads(ctx context.Context, keep func(*kueue.Workload) bool, opts ...client.ListOption) []reconcile.Request {
 	list := &kueue.WorkloadList{}
 	if err := r.client.List(ctx, list, append(opts, client.UnsafeDisableDeepCopy)...); err != nil {
 		// A map function has no caller to return to; the periodic sweep and
@@ -255,8 +264,10 @@ func (r *Reconciler) listWorkloads(ctx context.Context, opts ...client.ListOptio
 		return nil
 	}
 	reqs := make([]reconcile.Request, 0, len(list.Items))
-	for _, wl := range list.Items {
-		reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: wl.Namespace, Name: wl.Name}})
+	for i := range list.Items {
+		if wl := &list.Items[i]; keep == nil || keep(wl) {
+			reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: wl.Namespace, Name: wl.Name}})
+		}
 	}
 	return reqs
 }

@@ -345,3 +345,37 @@ func TestOnRemoteChangeQueues(t *testing.T) {
 		})
 	}
 }
+
+func TestCourierWorkload(t *testing.T) {
+	isCourier := func(name string) bool { return name == check }
+	cases := map[string]struct {
+		wl   *kueue.Workload
+		want bool
+	}{
+		"Courier's check, Pending": {
+			wl:   local().Check(check, kueue.CheckStatePending, "").Obj(),
+			want: true,
+		},
+		"Courier's check beside another": {
+			wl:   local().Check("provisioning", kueue.CheckStateReady, "").Check(check, kueue.CheckStateReady, "").Obj(),
+			want: true,
+		},
+		"placed by Courier, its check since removed": {
+			wl:   local().Annotation(courier.PlacementAnnotation, `{"cluster":"a"}`).Obj(),
+			want: true,
+		},
+		"another dispatcher's check alone": {
+			wl: local().Check("multikueue", kueue.CheckStatePending, "").Obj(),
+		},
+		"no check and no placement": {
+			wl: local().Obj(),
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if got := courierWorkload(tc.wl, isCourier); got != tc.want {
+				t.Errorf("courierWorkload() = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
