@@ -247,8 +247,7 @@ func (r *Reconciler) courierChecks(ctx context.Context, policy string) []string 
 // watch sees every job of a kind Courier carries; the Workloads of the
 // rest (another dispatcher's, as when MultiKueue runs beside Courier, or a
 // queue without Courier's check) are no more its business here than in
-// courierWorkloads, and each of their jobs' changes was a pass that found
-// its Workload disowned.
+// courierWorkloads, and a pass on one would only find it disowned.
 func (r *Reconciler) workloadsForJob(ctx context.Context, o client.Object) []reconcile.Request {
 	return r.listWorkloads(ctx, r.isCourierWorkload, client.InNamespace(o.GetNamespace()), client.MatchingFields{ownerIndex: string(o.GetUID())})
 }
