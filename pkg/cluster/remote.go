@@ -170,7 +170,8 @@ func connect(ctx context.Context, name string, base *rest.Config, opts *Options,
 	// cache.New with watch events decoded in fewer passes over their bytes,
 	// and objects without their managed fields, which Courier never reads
 	// and which are often half an object: watches do not even decode them.
-	informers, err := watchdecode.NewCacheWithoutManagedFields(cfg, cache.Options{
+	// Every event read is counted in the metrics.
+	informers, err := watchdecode.CountingCacheWithoutManagedFields(metrics.RemoteWatchCounter(name))(cfg, cache.Options{
 		Scheme:                      opts.Scheme,
 		DefaultLabelSelector:        labels.SelectorFromSet(labels.Set{courier.OriginLabel: opts.Origin}),
 		ByObject:                    byObject,

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	configv1alpha1 "github.com/courierdev/courier/api/config/v1alpha1"
+	"github.com/courierdev/courier/pkg/metrics"
 	"github.com/courierdev/courier/pkg/watchdecode"
 )
 
@@ -41,8 +42,8 @@ func Options(cfg *configv1alpha1.Configuration) ctrl.Options {
 		// cache.New, with watch events decoded in fewer passes over their
 		// bytes, and objects without their managed fields, which Courier
 		// never reads and which are often half an object: watches do not
-		// even decode them.
-		NewCache: watchdecode.NewCacheWithoutManagedFields,
+		// even decode them. Every event read is counted in the metrics.
+		NewCache: watchdecode.CountingCacheWithoutManagedFields(metrics.ManagerWatchCounter),
 		Cache: cache.Options{
 			ByObject: map[client.Object]cache.ByObject{
 				// Only kubeconfig Secrets in Courier's namespace are read.

@@ -154,11 +154,13 @@ func touchAll(c string) {
 	Redispatched(c, courier.EventRemoteEvicted)
 	EvictedByManager(c)
 	Decided(DecisionNominated, map[string]string{c: VerdictNominated})
+	ManagerWatchCounter(workloadGVK)(100)
+	RemoteWatchCounter(c)(workloadGVK)(100)
 }
 
 func TestForgetWorker(t *testing.T) {
 	resetDispatch()
-	connection := []prometheus.Collector{WorkerConnected, WorkerReconnects, RemoteRequestDuration, RemoteRequestErrors}
+	connection := []prometheus.Collector{WorkerConnected, WorkerReconnects, RemoteRequestDuration, RemoteRequestErrors, RemoteWatchEvents, RemoteWatchEventBytes}
 	for _, c := range connection {
 		c.(interface{ Reset() }).Reset()
 	}

@@ -94,6 +94,8 @@ func ForgetWorker(cluster string) {
 	CredentialPluginRuns.DeletePartialMatch(prometheus.Labels{"cluster": cluster})
 	RemoteRequestDuration.DeletePartialMatch(prometheus.Labels{"cluster": cluster})
 	RemoteRequestErrors.DeletePartialMatch(prometheus.Labels{"cluster": cluster})
+	RemoteWatchEvents.DeletePartialMatch(prometheus.Labels{"cluster": cluster})
+	RemoteWatchEventBytes.DeletePartialMatch(prometheus.Labels{"cluster": cluster})
 	DispatchLatency.DeleteLabelValues(cluster)
 	WorkloadsDispatched.DeleteLabelValues(cluster)
 	WorkloadsAdmitted.DeleteLabelValues(cluster)

@@ -16,6 +16,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
@@ -43,6 +44,27 @@ func NewCache(cfg *rest.Config, opts cache.Options) (cache.Cache, error) {
 // each object's) first strips them with StripManagedFields, and its watches
 // do not decode them at all (Decoder.DropManagedFields).
 func NewCacheWithoutManagedFields(cfg *rest.Config, opts cache.Options) (cache.Cache, error) {
+	return newCacheWithoutManagedFields(cfg, opts, nil)
+}
+
+// Counter returns, for the kind an informer watches, the function told the
+// size in bytes, as the API server sent it, of each watch event the
+// informer reads. That function runs on the watch's goroutine, once per
+// event, so it must be quick.
+type Counter func(gvk schema.GroupVersionKind) func(bytes int)
+
+// CountingCacheWithoutManagedFields returns a cache.NewCacheFunc that
+// builds NewCacheWithoutManagedFields's cache and reports every watch event
+// its Decoders read to count: a client's own count of what it receives,
+// which neither the API server's audit log nor client-go's metrics give.
+// A watch left to client-go's decoders (see Install) is not counted.
+func CountingCacheWithoutManagedFields(count Counter) cache.NewCacheFunc {
+	return func(cfg *rest.Config, opts cache.Options) (cache.Cache, error) {
+		return newCacheWithoutManagedFields(cfg, opts, count)
+	}
+}
+
+func newCacheWithoutManagedFields(cfg *rest.Config, opts cache.Options, count Counter) (cache.Cache, error) {
 	opts.DefaultTransform = withoutManagedFieldsFirst(opts.DefaultTransform)
 	byObject := make(map[client.Object]cache.ByObject, len(opts.ByObject))
 	for obj, by := range opts.ByObject {
@@ -52,7 +74,7 @@ func NewCacheWithoutManagedFields(cfg *rest.Config, opts cache.Options) (cache.C
 		byObject[obj] = by
 	}
 	opts.ByObject = byObject
-	if err := install(cfg, &opts, true); err != nil {
+	if err := install(cfg, &opts, true, count); err != nil {
 		return nil, err
 	}
 	return cache.New(cfg, opts)
@@ -94,10 +116,10 @@ func withoutManagedFieldsFirst(next toolscache.TransformFunc) toolscache.Transfo
 // client has a Timeout: http.Client would bound the real body's reads with
 // it, and the handed-over body escapes that bound.
 func Install(cfg *rest.Config, opts *cache.Options) error {
-	return install(cfg, opts, false)
+	return install(cfg, opts, false, nil)
 }
 
-func install(cfg *rest.Config, opts *cache.Options, dropManagedFields bool) error {
+func install(cfg *rest.Config, opts *cache.Options, dropManagedFields bool, count Counter) error {
 	if opts.NewInformer != nil {
 		return nil
 	}
@@ -129,6 +151,7 @@ func install(cfg *rest.Config, opts *cache.Options, dropManagedFields bool) erro
 
 	i := newInformers(cfg, opts.Scheme)
 	i.dropManagedFields = dropManagedFields
+	i.count = count
 	opts.NewInformer = i.newInformer
 	return nil
 }
@@ -148,6 +171,7 @@ type informers struct {
 	typed             runtime.NegotiatedSerializer
 	unstructured      runtime.NegotiatedSerializer
 	dropManagedFields bool
+	count             Counter
 }
 
 var log = ctrl.Log.WithName("watchdecode")
@@ -187,6 +211,9 @@ func (i *informers) wrap(lw toolscache.ListerWatcher, obj runtime.Object) toolsc
 	}
 	if i.dropManagedFields {
 		d.DropManagedFields()
+	}
+	if i.count != nil {
+		d.CountEvents(i.count(d.gvk))
 	}
 	wrapped := *orig
 	wrapped.WatchFuncWithContext = func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {

@@ -134,3 +134,76 @@ func errString(err error) string {
 	}
 	return err.Error()
 }
+
+// TestCountingWatch checks that a counting cache's watch reports each event
+// it reads once, with its kind and size, whichever decoder decodes it: the
+// ERROR event goes to client-go's.
+func TestCountingWatch(t *testing.T) {
+	frames := []string{
+		event(t, watch.Added, trainJob("t1", "1")),
+		event(t, watch.Modified, trainJob("t1", "2")),
+		event(t, watch.Bookmark, bookmark(trainJobGVK, "3")),
+		event(t, watch.Error, status410()),
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(strings.Join(frames, "")))
+	}))
+	defer srv.Close()
+	cfg := &rest.Config{Host: srv.URL}
+
+	type tally struct{ Events, Bytes int }
+	counted := map[schema.GroupVersionKind]tally{}
+	count := func(gvk schema.GroupVersionKind) func(int) {
+		return func(bytes int) {
+			c := counted[gvk]
+			c.Events++
+			c.Bytes += bytes
+			counted[gvk] = c
+		}
+	}
+	// install sets up the HTTP client that hands the body over; the
+	// informers it installs are built again here to reach their wrap.
+	opts := cache.Options{}
+	if err := install(cfg, &opts, true, count); err != nil {
+		t.Fatal(err)
+	}
+	i := newInformers(cfg, opts.Scheme)
+	i.dropManagedFields, i.count = true, count
+	dc, err := dynamic.NewForConfigAndClient(cfg, opts.HTTPClient)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gvr := schema.GroupVersionResource{Group: trainJobGVK.Group, Version: trainJobGVK.Version, Resource: "trainjobs"}
+	lw := &toolscache.ListWatch{
+		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			o.Watch = true
+			return dc.Resource(gvr).Namespace("team-a").Watch(ctx, o)
+		},
+	}
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(trainJobGVK)
+	wrapped := i.wrap(lw, u)
+	if wrapped == nil {
+		t.Fatal("the unstructured ListWatch was not wrapped")
+	}
+	w, err := wrapped.(toolscache.ListerWatcherWithContext).WatchWithContext(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	read := 0
+	for range w.ResultChan() {
+		read++
+	}
+	if read != len(frames) {
+		t.Fatalf("read %d events, want %d", read, len(frames))
+	}
+	want := tally{Events: len(frames)}
+	for _, f := range frames {
+		// A frame is the event's JSON, without the newline after it.
+		want.Bytes += len(strings.TrimSuffix(f, "\n"))
+	}
+	if diff := cmp.Diff(map[schema.GroupVersionKind]tally{trainJobGVK: want}, counted); diff != "" {
+		t.Errorf("counted events (-want +got):\n%s", diff)
+	}
+}

@@ -44,6 +44,8 @@ type Decoder struct {
 	object   runtime.Decoder
 	// dropManagedFields decodes objects without their managed fields.
 	dropManagedFields bool
+	// count, if set, is told each event's size in bytes.
+	count func(bytes int)
 }
 
 // DropManagedFields makes d decode each object without its
@@ -54,6 +56,13 @@ type Decoder struct {
 // the transform to strip.
 func (d *Decoder) DropManagedFields() *Decoder {
 	d.dropManagedFields = true
+	return d
+}
+
+// CountEvents makes d tell count the size in bytes of every event it
+// reads, whichever decoder then decodes it: one call per event.
+func (d *Decoder) CountEvents(count func(bytes int)) *Decoder {
+	d.count = count
 	return d
 }
 
@@ -130,7 +139,7 @@ func (d *Decoder) NewWatcher(ctx context.Context, body io.ReadCloser) watch.Inte
 
 // NewEventDecoder returns the watch.Decoder for a JSON watch stream.
 func (d *Decoder) NewEventDecoder(body io.ReadCloser) watch.Decoder {
-	st := &state{decode: d.decode, dropManagedFields: d.dropManagedFields}
+	st := &state{decode: d.decode, dropManagedFields: d.dropManagedFields, count: d.count}
 	frames := streaming.NewDecoder(newFrameReader(body), &envelopeDecoder{Decoder: d.envelope, st: st})
 	return restclientwatch.NewDecoder(frames, &objectDecoder{Decoder: d.object, st: st, gvk: d.gvk})
 }
@@ -142,6 +151,7 @@ func (d *Decoder) NewEventDecoder(body io.ReadCloser) watch.Decoder {
 type state struct {
 	decode            func([]byte) (runtime.Object, bool)
 	dropManagedFields bool
+	count             func(bytes int)
 	// buf holds an object's bytes without its managed fields; decoding
 	// copies what it keeps, so it is reused from one event to the next.
 	buf []byte
@@ -177,6 +187,10 @@ type envelopeDecoder struct {
 
 func (e *envelopeDecoder) Decode(data []byte, defaults *schema.GroupVersionKind, into runtime.Object) (runtime.Object, *schema.GroupVersionKind, error) {
 	e.st.obj, e.st.raw = nil, nil
+	// The stream decoder hands over one whole frame per call: one event.
+	if e.st.count != nil {
+		e.st.count(len(data))
+	}
 	if ev, ok := into.(*metav1.WatchEvent); ok && defaults == nil {
 		if typ, raw, managedFields, ok := parseEnvelope(data); ok {
 			// The object is decoded here, not when the object decoder is

@@ -134,7 +134,7 @@ func runPhase(ctx context.Context, env *localcluster.Env, sys System, load Load,
 		return nil, err
 	}
 	res.Machine = &MachineCheck{RestProbeCPUMs: restProbe}
-	passes, err := countPasses(ctx, env)
+	courierCounted, err := countCourier(ctx, env)
 	if err != nil {
 		return nil, err
 	}
@@ -166,7 +166,7 @@ func runPhase(ctx context.Context, env *localcluster.Env, sys System, load Load,
 	if err := prober.stop(res.Machine); err != nil {
 		return nil, err
 	}
-	if err := passes.stop(ctx, res); err != nil {
+	if err := courierCounted.stop(ctx, res); err != nil {
 		return nil, err
 	}
 	if err := opts.audit.stop(ctx, env, res.Started, end, tally, res); err != nil {
@@ -314,33 +314,48 @@ func drain(ctx context.Context, mgr client.Client, run, prefix string) error {
 	return nil
 }
 
-// passCount counts Courier's dispatch passes over a phase, from its
-// metrics: Courier's own in its phases, its idle ones in MultiKueue's.
-type passCount struct {
+// courierCount counts, over a phase, Courier's dispatch passes and the
+// watch events its informers read, from its metrics: Courier's own in its
+// phases, its idle ones in MultiKueue's.
+type courierCount struct {
 	url    string
-	before float64
+	before courierCounts
 }
 
-func countPasses(ctx context.Context, env *localcluster.Env) (*passCount, error) {
+func countCourier(ctx context.Context, env *localcluster.Env) (*courierCount, error) {
 	url, err := env.CourierMetricsURL()
 	if err != nil {
 		return nil, err
 	}
-	before, err := scrapePasses(ctx, url)
+	before, err := scrapeCourier(ctx, url)
 	if err != nil {
 		return nil, err
 	}
-	return &passCount{url: url, before: before}, nil
+	return &courierCount{url: url, before: before}, nil
 }
 
-func (c *passCount) stop(ctx context.Context, res *PhaseResult) error {
+func (c *courierCount) stop(ctx context.Context, res *PhaseResult) error {
 	if res.Jobs == 0 {
 		return nil
 	}
-	after, err := scrapePasses(ctx, c.url)
+	after, err := scrapeCourier(ctx, c.url)
 	if err != nil {
 		return err
 	}
-	res.PassesPerWorkload = (after - c.before) / float64(res.Jobs)
+	jobs := float64(res.Jobs)
+	res.PassesPerWorkload = (after.Passes - c.before.Passes) / jobs
+	w := &CourierWatch{ByKind: map[string]watchTotal{}}
+	for key, t := range after.Watch.minus(c.before.Watch) {
+		perJob := watchTotal{Events: t.Events / jobs, Bytes: t.Bytes / jobs}
+		w.ByKind[key] = perJob
+		side, _, _ := strings.Cut(key, " ")
+		total := &w.Manager
+		if side == watchFromWorkers {
+			total = &w.Workers
+		}
+		total.Events += perJob.Events
+		total.Bytes += perJob.Bytes
+	}
+	res.CourierWatch = w
 	return nil
 }

@@ -104,6 +104,25 @@ func requestFigures(key, label string, get func(p *PhaseResult) (APIRequests, bo
 	}
 }
 
+// courierWatchFigures are the watch events the Courier process counted
+// reading from one side, and their KiB, per job: the check on the
+// estimates of the requests' watch rows, which share the API servers'
+// totals among the watches.
+func courierWatchFigures(key, from string, get func(*CourierWatch) watchTotal) []figure {
+	one := func(name, label, format string, value func(watchTotal) float64) figure {
+		return figure{"courierWatch." + key + "." + name, from + ", the Courier process's own count: " + label, format, func(p *PhaseResult) (float64, bool) {
+			if p.CourierWatch == nil {
+				return 0, false
+			}
+			return value(get(p.CourierWatch)), true
+		}}
+	}
+	return []figure{
+		one("events", "watch events received per job", "%.1f", func(t watchTotal) float64 { return t.Events }),
+		one("kib", "watch KiB received per job", "%.1f", func(t watchTotal) float64 { return t.Bytes / 1024 }),
+	}
+}
+
 // managerRequests are the requests of program to the manager.
 func managerRequests(program string) func(p *PhaseResult) (APIRequests, bool) {
 	return func(p *PhaseResult) (APIRequests, bool) {
@@ -175,7 +194,9 @@ var figures = slices.Concat(
 		processFigure("manager/etcd", "The manager's etcd"),
 	},
 	requestFigures("toWorkers", "To the workers, the dispatcher", dispatcherWorkerRequests),
+	courierWatchFigures("workers", "From the workers", func(w *CourierWatch) watchTotal { return w.Workers }),
 	requestFigures("courierToManager", "To the manager, Courier (idle in MultiKueue's phases)", managerRequests("courier")),
+	courierWatchFigures("manager", "From the manager", func(w *CourierWatch) watchTotal { return w.Manager }),
 	requestFigures("kueueToManager", "To the manager, the manager's Kueue", managerRequests("kueue")),
 	[]figure{
 		{"kueue.peakQPS", "The manager's Kueue's busiest second to the manager (requests)", "%.0f", func(p *PhaseResult) (float64, bool) {
@@ -204,6 +225,9 @@ type SystemSummary struct {
 	// refused with 409 as "... (409)" and other failures as "...
 	// (failed)"; dry runs are marked.
 	ManagerWrites map[string]Stat `json:"managerWrites"`
+	// CourierWatch are the watch events the Courier process read per job,
+	// as it counts them, by side and kind ("manager Workload.kueue.x-k8s.io").
+	CourierWatch map[string]Stat `json:"courierWatch,omitempty"`
 	// Unfinished and Broken add the repeats up.
 	Unfinished int `json:"unfinished"`
 	Broken     int `json:"broken"`
@@ -254,7 +278,7 @@ func summarizeRepeats(loads []Load, phases []PhaseResult) []LoadSummary {
 }
 
 func summarizeSystem(sys System, phases []*PhaseResult) SystemSummary {
-	s := SystemSummary{System: sys.Name, Label: sys.Label, Repeats: len(phases), Figures: map[string]Stat{}, ManagerWrites: map[string]Stat{}}
+	s := SystemSummary{System: sys.Name, Label: sys.Label, Repeats: len(phases), Figures: map[string]Stat{}}
 	for _, f := range figures {
 		var values []float64
 		for _, p := range phases {
@@ -266,24 +290,47 @@ func summarizeSystem(sys System, phases []*PhaseResult) SystemSummary {
 			s.Figures[f.key] = statOf(values)
 		}
 	}
-	writes := make([]map[string]float64, len(phases))
-	keys := map[string]bool{}
-	for i, p := range phases {
-		writes[i] = managerWritesPerJob(p)
-		for k := range writes[i] {
-			keys[k] = true
-		}
+	for _, p := range phases {
 		s.Unfinished += len(p.Unfinished)
 		s.Broken += p.Invariants.Broken()
 	}
+	s.ManagerWrites = summarizeKeyed(phases, managerWritesPerJob)
+	s.CourierWatch = summarizeKeyed(phases, courierWatchPerJob)
+	return s
+}
+
+// summarizeKeyed summarizes, key by key, figures each phase has by key; a
+// key a phase lacks counts 0 there.
+func summarizeKeyed(phases []*PhaseResult, of func(*PhaseResult) map[string]float64) map[string]Stat {
+	byPhase := make([]map[string]float64, len(phases))
+	keys := map[string]bool{}
+	for i, p := range phases {
+		byPhase[i] = of(p)
+		for k := range byPhase[i] {
+			keys[k] = true
+		}
+	}
+	out := map[string]Stat{}
 	for k := range keys {
 		values := make([]float64, len(phases))
 		for i := range phases {
-			values[i] = writes[i][k]
+			values[i] = byPhase[i][k]
 		}
-		s.ManagerWrites[k] = statOf(values)
+		out[k] = statOf(values)
 	}
-	return s
+	return out
+}
+
+// courierWatchPerJob are the watch events the Courier process read per
+// job, by side and kind.
+func courierWatchPerJob(p *PhaseResult) map[string]float64 {
+	out := map[string]float64{}
+	if p.CourierWatch != nil {
+		for k, t := range p.CourierWatch.ByKind {
+			out[k] = t.Events
+		}
+	}
+	return out
 }
 
 // managerWritesPerJob are Courier's and the manager Kueue's writes to the

@@ -82,6 +82,8 @@ func phaseWith(system string, repeat int, throughput, managerCPU float64, courie
 		}, 3)
 	p.WorkerRequests.of(Identity{Program: Systems[system].Program, User: localcluster.WorkerUser}).merge(
 		map[call]*callCount{{Verb: "create", Group: "kueue.x-k8s.io", Resource: "workloads"}: {N: 100}}, 2)
+	read := watchTotal{Events: managerCPU / 10, Bytes: 1024 * managerCPU / 10}
+	p.CourierWatch = &CourierWatch{Manager: read, ByKind: map[string]watchTotal{"manager Workload.kueue.x-k8s.io": read}}
 	return p
 }
 
@@ -110,21 +112,25 @@ func TestSummarizeRepeats(t *testing.T) {
 		CourierWrites       Stat
 		WorkerWrites        Stat
 		Patches, Refused    Stat
+		WatchEvents, ByKind Stat
 		Unfinished, Broken  int
 	}
 	pick := func(s SystemSummary) picked {
 		return picked{s.Repeats, s.Figures["throughput"], s.Figures["manager.cpu"], s.Figures["courierToManager.writes"],
 			s.Figures["toWorkers.writes"], s.ManagerWrites["courier: patch workloads.kueue.x-k8s.io/status"],
-			s.ManagerWrites["courier: patch workloads.kueue.x-k8s.io/status (409)"], s.Unfinished, s.Broken}
+			s.ManagerWrites["courier: patch workloads.kueue.x-k8s.io/status (409)"],
+			s.Figures["courierWatch.manager.events"], s.CourierWatch["manager Workload.kueue.x-k8s.io"], s.Unfinished, s.Broken}
 	}
 	want := []picked{
 		{Repeats: 3, Throughput: Stat{Median: 2.2, Min: 2, Max: 2.4, N: 3}, Manager: Stat{Median: 100, Min: 90, Max: 120, N: 3},
 			CourierWrites: Stat{Median: 2.5, Min: 2, Max: 3, N: 3}, WorkerWrites: Stat{Median: 1, Min: 1, Max: 1, N: 3},
-			Patches: Stat{Median: 2.5, Min: 2, Max: 3, N: 3}, Refused: Stat{Median: 0.01, Min: 0.01, Max: 0.01, N: 3}, Unfinished: 2, Broken: 1},
+			Patches: Stat{Median: 2.5, Min: 2, Max: 3, N: 3}, Refused: Stat{Median: 0.01, Min: 0.01, Max: 0.01, N: 3},
+			WatchEvents: Stat{Median: 10, Min: 9, Max: 12, N: 3}, ByKind: Stat{Median: 10, Min: 9, Max: 12, N: 3}, Unfinished: 2, Broken: 1},
 		// MultiKueue's phases hold an idle Courier's requests too.
 		{Repeats: 2, Throughput: Stat{Median: 1.1, Min: 1, Max: 1.2, N: 2}, Manager: Stat{Median: 145, Min: 140, Max: 150, N: 2},
 			CourierWrites: Stat{N: 2}, WorkerWrites: Stat{Median: 1, Min: 1, Max: 1, N: 2},
-			Patches: Stat{N: 2}, Refused: Stat{Median: 0.01, Min: 0.01, Max: 0.01, N: 2}},
+			Patches: Stat{N: 2}, Refused: Stat{Median: 0.01, Min: 0.01, Max: 0.01, N: 2},
+			WatchEvents: Stat{Median: 14.5, Min: 14, Max: 15, N: 2}, ByKind: Stat{Median: 14.5, Min: 14, Max: 15, N: 2}},
 	}
 	if diff := cmp.Diff(want, []picked{pick(c), pick(mk)}, approxStats); diff != "" {
 		t.Errorf("summaries (-want +got):\n%s", diff)

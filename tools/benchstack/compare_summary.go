@@ -81,7 +81,10 @@ type PhaseResult struct {
 	WindowSeconds float64 `json:"windowSeconds"`
 	// PassesPerWorkload are Courier's dispatch passes per workload.
 	PassesPerWorkload float64 `json:"passesPerWorkload,omitempty"`
-	Samples           Samples `json:"samples"`
+	// CourierWatch is what the Courier process's informers read, as it
+	// counts them; absent from phases run before Courier counted them.
+	CourierWatch *CourierWatch `json:"courierWatch,omitempty"`
+	Samples      Samples       `json:"samples"`
 	// Profiles are the CPU profiles of Courier, the manager's Kueue and
 	// the manager's API server over the phase, in slices that `go tool
 	// pprof` merges.
@@ -92,6 +95,18 @@ type PhaseResult struct {
 	// from one file into the next. The teardown deletes the logs, so this
 	// is the only trace of a rotation the counts went through.
 	AuditRotations map[string]int `json:"auditRotations,omitempty"`
+}
+
+// CourierWatch is the watch events, and their bytes, that the Courier
+// process's informers read over a phase, per job, from its own metrics:
+// counts, where the requests' watch rows share the API servers' totals
+// among the watches (watchevents.go).
+type CourierWatch struct {
+	Manager watchTotal `json:"manager"`
+	Workers watchTotal `json:"workers"`
+	// ByKind splits them by side and kind watched:
+	// "manager Workload.kueue.x-k8s.io", "workers TrainJob.trainer.kubeflow.org".
+	ByKind map[string]watchTotal `json:"byKind"`
 }
 
 // Samples are the raw per-job times behind the percentiles, in seconds,

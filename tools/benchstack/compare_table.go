@@ -30,7 +30,7 @@ const attribution = `How it is counted:
 
 - **Latency** is from a job's submission (the create sent to the manager) to its Workload's check Ready on the manager, to a copy of the job first seen unsuspended on a worker (its worker's Kueue admitted it: it runs), and to the manager job Complete; each time as the harness's informers first saw it. Quota reserved → check Ready is the dispatcher's own share, after the manager's queueing. Throughput is the jobs complete over the time from the first submission to the last complete.
 - **Manager side** is, for Courier, the Courier process, the manager's Kueue (which admits), the manager's API server and its etcd; for MultiKueue, the manager's Kueue (which admits and dispatches, one process), the manager's API server and its etcd; for the floor, no dispatcher (the harness turns the check Ready and completes the job, two writes per job, and nothing reaches a worker), the manager's Kueue, API server and etcd: what the manager side costs whatever dispatches. The Courier process runs idle through MultiKueue's phases, watching the manager: it is in neither side there (its own row gives its requests). The manager's Kueue runs MultiKueue's idle connections to the workers through Courier's phases, inside its process. **Worker side** is the workers' API servers and etcds. CPU is from /proc/<pid>/stat over the phase; peak RSS is the largest sum of the side's resident memory, sampled every 0.5 s, and its growth the rise above the sum at the phase's start. **At rest** (when measured, --rest) is each side's CPU just before the phase, after its warm-up, with no job in flight, in cores; **above its rest** is the phase's CPU less that rate over the phase's window, per job: what the jobs cost beyond what the side costs idle. The targets are judged on the whole CPU per job.
-- **Requests** are from the API servers' audit logs (every request to the manager; the dispatcher's to the workers, who uses the ServiceAccount courier-system/courier there for both systems), by program (the user agent up to its first slash: courier, kueue, bench-floor): writes, GETs, LISTs and WATCHes opened in the phase. **Watch events** and their bytes are the API servers' own counts (apiserver_watch_events_total and apiserver_watch_events_sizes, one per event per watch), not per identity: they are shared among the watches the audit logs show running in the phase. A watch of Workloads, TrainJobs or Jobs gets the events of the objects its label selector matches, from the harness's own informers' count; the rest of a resource's events, by each watch's seconds. Watch bytes are the resource's average event size times the events.
+- **Requests** are from the API servers' audit logs (every request to the manager; the dispatcher's to the workers, who uses the ServiceAccount courier-system/courier there for both systems), by program (the user agent up to its first slash: courier, kueue, bench-floor): writes, GETs, LISTs and WATCHes opened in the phase. **Watch events** and their bytes are the API servers' own counts (apiserver_watch_events_total and apiserver_watch_events_sizes, one per event per watch), not per identity: they are shared among the watches the audit logs show running in the phase. A watch of Workloads, TrainJobs or Jobs gets the events of the objects its label selector matches, from the harness's own informers' count; the rest of a resource's events, by each watch's seconds. Watch bytes are the resource's average event size times the events. The rows "the Courier process's own count" are not shared out: they are the events and bytes Courier's informers counted reading (its courier_manager_watch_events_total and courier_remote_watch_events_total, with their bytes), in every phase, idle in MultiKueue's; they check the shares above for one identity.
 - **Load average and outside the stack**: the machine's one-minute load average over each phase, and the share of both cores busy in no process of the stack: other work on the machine.
 - **The machine itself**: the share of its CPU its host gave to others (steal, from /proc/stat), and a probe, the same fixed work (SHA-256 over 128 MiB read from a 64 MiB buffer, on one thread) timed in CPU ms: the least of three runs at rest before each phase, and the median of one every 15 s through it. A probe slower at rest than in earlier phases says the machine slowed, not the stack's work per job; one slower through a phase than at rest, that the stack's processes slow one another on the shared cores.
 `
@@ -85,23 +85,10 @@ func printTable(w io.Writer, c *Comparison, source string) {
 			fmt.Fprintf(w, "| %s |\n", strings.Join(row, " | "))
 		}
 		fmt.Fprintf(w, "\nWrites to the manager per job, by program and call, each counted whatever its answer; of them, (409) those refused for a conflict or as existing, (409, lost to P) an update's or a patch's conflicts by the program P of the last write to the object before the refusal, the write whose version the refused one did not know, (failed) those failed otherwise; (dry run) writes sent with dryRun, which store nothing:\n\n")
-		header(w, l)
-		keys := map[string]bool{}
-		for _, s := range l.Systems {
-			for k := range s.ManagerWrites {
-				keys[k] = true
-			}
-		}
-		for _, k := range slices.Sorted(maps.Keys(keys)) {
-			row := []string{"`" + k + "`"}
-			for _, s := range l.Systems {
-				st, ok := s.ManagerWrites[k]
-				if !ok {
-					st = Stat{}
-				}
-				row = append(row, cell(st, "%.2f"))
-			}
-			fmt.Fprintf(w, "| %s |\n", strings.Join(row, " | "))
+		keyedRows(w, l, func(s SystemSummary) map[string]Stat { return s.ManagerWrites })
+		if slices.ContainsFunc(l.Systems, func(s SystemSummary) bool { return len(s.CourierWatch) > 0 }) {
+			fmt.Fprintf(w, "\nWatch events the Courier process read per job, as it counts them, by side (the workers' together) and kind watched; idle in MultiKueue's phases:\n\n")
+			keyedRows(w, l, func(s SystemSummary) map[string]Stat { return s.CourierWatch })
 		}
 	}
 	fmt.Fprintf(w, "\n## Targets, on the medians\n\n| Verdict | Target | Detail |\n|---|---|---|\n")
@@ -122,6 +109,25 @@ func printTable(w io.Writer, c *Comparison, source string) {
 	}
 	for _, plot := range c.Plots {
 		fmt.Fprintf(w, "\n![%s](%s)\n", filepath.Base(plot), filepath.Base(plot))
+	}
+}
+
+// keyedRows prints a table of figures by key, a row per key in order, a
+// column per system; a key a system lacks reads 0.
+func keyedRows(w io.Writer, l LoadSummary, of func(SystemSummary) map[string]Stat) {
+	header(w, l)
+	keys := map[string]bool{}
+	for _, s := range l.Systems {
+		for k := range of(s) {
+			keys[k] = true
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(keys)) {
+		row := []string{"`" + k + "`"}
+		for _, s := range l.Systems {
+			row = append(row, cell(of(s)[k], "%.2f"))
+		}
+		fmt.Fprintf(w, "| %s |\n", strings.Join(row, " | "))
 	}
 }
 

@@ -89,6 +89,8 @@ func TestWriteTable(t *testing.T) {
 		"| To the manager, Courier (idle in MultiKueue's phases): writes per job | 2.50 (2.00–3.00) | 0.00 (0.00–0.00) |",
 		"| `courier: patch workloads.kueue.x-k8s.io/status` | 2.50 (2.00–3.00) | 0.00 (0.00–0.00) |",
 		"| `courier: patch workloads.kueue.x-k8s.io/status (409)` | 0.01 (0.01–0.01) | 0.01 (0.01–0.01) |",
+		"| From the manager, the Courier process's own count: watch events received per job | 9.5 (9.0–10.0) | 14.5 (14.0–15.0) |",
+		"| `manager Workload.kueue.x-k8s.io` | 9.50 (9.00–10.00) | 14.50 (14.00–15.00) |",
 		"| **PASS** | a target | a detail |",
 		"| Machine probe through the phase: median CPU ms of the same work | – | 131 |",
 		"| 1 | burst-100 | MultiKueue v0.19.1 | 10:01:00 | 60 | 90% | 5% |  |  | 3.2 / 4.5 |  | a warning |",

@@ -32,14 +32,58 @@ func scrape(ctx context.Context, url string) (requestCounts, error) {
 	return countRequests(families), nil
 }
 
-// scrapePasses reads how many passes Courier's dispatch controller has
-// made, whatever their result.
-func scrapePasses(ctx context.Context, url string) (float64, error) {
+// Courier's own counts of the watch events its informers read
+// (pkg/metrics), from the manager and from each worker.
+const (
+	managerWatchEventsMetric = "courier_manager_watch_events_total"
+	managerWatchBytesMetric  = "courier_manager_watch_event_bytes_total"
+	remoteWatchEventsMetric  = "courier_remote_watch_events_total"
+	remoteWatchBytesMetric   = "courier_remote_watch_event_bytes_total"
+)
+
+// The sides of Courier's watch counts.
+const (
+	watchFromManager = "manager"
+	watchFromWorkers = "workers"
+)
+
+// courierCounts are the counters a phase reads from Courier's metrics
+// before and after it.
+type courierCounts struct {
+	// Passes are the dispatch controller's passes, whatever their result.
+	Passes float64
+	// Watch are the watch events Courier read, by side and kind
+	// ("manager Workload.kueue.x-k8s.io", "workers TrainJob.trainer.kubeflow.org"),
+	// the workers' summed over the workers.
+	Watch watchTotals
+}
+
+// scrapeCourier reads Courier's pass and watch counters.
+func scrapeCourier(ctx context.Context, url string) (courierCounts, error) {
 	families, err := promtext.Scrape(ctx, url)
 	if err != nil {
-		return 0, err
+		return courierCounts{}, err
 	}
-	return dispatchPasses(families), nil
+	return parseCourier(families), nil
+}
+
+func parseCourier(families promtext.Families) courierCounts {
+	watch := watchTotals{}
+	add := func(side, metric string, value func(t *watchTotal) *float64) {
+		for _, m := range families.Series(metric, nil) {
+			key := side + " " + promtext.Labels(m)["kind"]
+			t := watch[key]
+			*value(&t) += m.GetCounter().GetValue()
+			watch[key] = t
+		}
+	}
+	events := func(t *watchTotal) *float64 { return &t.Events }
+	bytes := func(t *watchTotal) *float64 { return &t.Bytes }
+	add(watchFromManager, managerWatchEventsMetric, events)
+	add(watchFromManager, managerWatchBytesMetric, bytes)
+	add(watchFromWorkers, remoteWatchEventsMetric, events)
+	add(watchFromWorkers, remoteWatchBytesMetric, bytes)
+	return courierCounts{Passes: dispatchPasses(families), Watch: watch}
 }
 
 func dispatchPasses(families promtext.Families) float64 {

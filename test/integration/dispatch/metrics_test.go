@@ -114,4 +114,31 @@ var _ = Describe("Metrics", func() {
 		}).Should(Succeed())
 		Expect(evicted(Default, metrics.DirectionWorker)-byWorker).To(BeEquivalentTo(1), "the manager's eviction is not the worker's")
 	})
+
+	It("count the watch events Courier reads from the manager and from each worker, with their bytes", func(ctx context.Context) {
+		worker := pool[0]
+		workloads := map[string]string{"kind": "Workload.kueue.x-k8s.io"}
+		copies := map[string]string{"cluster": worker.Name, "kind": "TrainJob.trainer.kubeflow.org"}
+		managerBefore, _ := registered(Default, "courier_manager_watch_events_total", workloads)
+		managerBytesBefore, _ := registered(Default, "courier_manager_watch_event_bytes_total", workloads)
+		remoteBefore, _ := registered(Default, "courier_remote_watch_events_total", copies)
+		remoteBytesBefore, _ := registered(Default, "courier_remote_watch_event_bytes_total", copies)
+
+		tj := trainJob(ns).Obj()
+		dispatchTo(ctx, tj, worker)
+		expectTrainJobOnlyOn(ctx, tj, worker)
+
+		By("counting at least the Workload's create and its check's Ready on the manager, and the copy's create on the worker")
+		Eventually(func(g Gomega) {
+			events, _ := registered(g, "courier_manager_watch_events_total", workloads)
+			bytes, _ := registered(g, "courier_manager_watch_event_bytes_total", workloads)
+			g.Expect(events - managerBefore).To(BeNumerically(">=", 2))
+			// A Workload's event is its whole object: hundreds of bytes.
+			g.Expect(bytes - managerBytesBefore).To(BeNumerically(">=", 200*(events-managerBefore)))
+			events, _ = registered(g, "courier_remote_watch_events_total", copies)
+			bytes, _ = registered(g, "courier_remote_watch_event_bytes_total", copies)
+			g.Expect(events - remoteBefore).To(BeNumerically(">=", 1))
+			g.Expect(bytes - remoteBytesBefore).To(BeNumerically(">=", 200*(events-remoteBefore)))
+		}).Should(Succeed())
+	})
 })

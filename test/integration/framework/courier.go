@@ -62,7 +62,11 @@ func (e *Environment) StartCourier(ctx context.Context, mutate func(*configv1alp
 	if err := e.Manager.grantCourier(ctx, e.RepoRoot, ManagerRBAC, ns.Name, managerRules); err != nil {
 		return nil, err
 	}
-	mgr, err := controllermanager.New(e.Manager.RestConfig(CourierUser), cfg, controllermanager.Flags{})
+	// As in a cluster: an in-cluster config has no client timeout, and
+	// Courier's watches decode and count their events only without one.
+	restConfig := e.Manager.RestConfig(CourierUser)
+	restConfig.Timeout = 0
+	mgr, err := controllermanager.New(restConfig, cfg, controllermanager.Flags{})
 	if err != nil {
 		return nil, err
 	}
