@@ -46,14 +46,15 @@ func init() {
 }
 
 // ManagerWatchCounter counts the events of a watch of the manager: a
-// watchdecode.Counter. The series are looked up once per watch, not per
-// event.
+// watchdecode.Counter. It looks the series up once per informer, so that
+// counting an event is two atomic adds.
 func ManagerWatchCounter(gvk schema.GroupVersionKind) func(bytes int) {
 	kind := gvk.GroupKind().String()
 	return watchCounter(ManagerWatchEvents.WithLabelValues(kind), ManagerWatchEventBytes.WithLabelValues(kind))
 }
 
-// RemoteWatchCounter returns the watchdecode.Counter of a worker's watches.
+// RemoteWatchCounter returns the watchdecode.Counter of a worker's
+// watches; ForgetWorker drops their series with the worker's others.
 func RemoteWatchCounter(cluster string) func(gvk schema.GroupVersionKind) func(bytes int) {
 	return func(gvk schema.GroupVersionKind) func(bytes int) {
 		kind := gvk.GroupKind().String()
