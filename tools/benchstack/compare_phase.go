@@ -346,15 +346,7 @@ func (c *courierCount) stop(ctx context.Context, res *PhaseResult) error {
 	res.PassesPerWorkload = (after.Passes - c.before.Passes) / jobs
 	w := &CourierWatch{ByKind: map[string]watchTotal{}}
 	for key, t := range after.Watch.minus(c.before.Watch) {
-		perJob := watchTotal{Events: t.Events / jobs, Bytes: t.Bytes / jobs}
-		w.ByKind[key] = perJob
-		side, _, _ := strings.Cut(key, " ")
-		total := &w.Manager
-		if side == watchFromWorkers {
-			total = &w.Workers
-		}
-		total.Events += perJob.Events
-		total.Bytes += perJob.Bytes
+		w.ByKind[key] = watchTotal{Events: t.Events / jobs, Bytes: t.Bytes / jobs}
 	}
 	res.CourierWatch = w
 	return nil

@@ -108,13 +108,13 @@ func requestFigures(key, label string, get func(p *PhaseResult) (APIRequests, bo
 // reading from one side, and their KiB, per job: the check on the
 // estimates of the requests' watch rows, which share the API servers'
 // totals among the watches.
-func courierWatchFigures(key, from string, get func(*CourierWatch) watchTotal) []figure {
+func courierWatchFigures(side, from string) []figure {
 	one := func(name, label, format string, value func(watchTotal) float64) figure {
-		return figure{"courierWatch." + key + "." + name, from + ", the Courier process's own count: " + label, format, func(p *PhaseResult) (float64, bool) {
+		return figure{"courierWatch." + side + "." + name, from + ", the Courier process's own count: " + label, format, func(p *PhaseResult) (float64, bool) {
 			if p.CourierWatch == nil {
 				return 0, false
 			}
-			return value(get(p.CourierWatch)), true
+			return value(p.CourierWatch.From(side)), true
 		}}
 	}
 	return []figure{
@@ -194,9 +194,9 @@ var figures = slices.Concat(
 		processFigure("manager/etcd", "The manager's etcd"),
 	},
 	requestFigures("toWorkers", "To the workers, the dispatcher", dispatcherWorkerRequests),
-	courierWatchFigures("workers", "From the workers", func(w *CourierWatch) watchTotal { return w.Workers }),
+	courierWatchFigures(watchFromWorkers, "From the workers"),
 	requestFigures("courierToManager", "To the manager, Courier (idle in MultiKueue's phases)", managerRequests("courier")),
-	courierWatchFigures("manager", "From the manager", func(w *CourierWatch) watchTotal { return w.Manager }),
+	courierWatchFigures(watchFromManager, "From the manager"),
 	requestFigures("kueueToManager", "To the manager, the manager's Kueue", managerRequests("kueue")),
 	[]figure{
 		{"kueue.peakQPS", "The manager's Kueue's busiest second to the manager (requests)", "%.0f", func(p *PhaseResult) (float64, bool) {

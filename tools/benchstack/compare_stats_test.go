@@ -83,7 +83,7 @@ func phaseWith(system string, repeat int, throughput, managerCPU float64, courie
 	p.WorkerRequests.of(Identity{Program: Systems[system].Program, User: localcluster.WorkerUser}).merge(
 		map[call]*callCount{{Verb: "create", Group: "kueue.x-k8s.io", Resource: "workloads"}: {N: 100}}, 2)
 	read := watchTotal{Events: managerCPU / 10, Bytes: 1024 * managerCPU / 10}
-	p.CourierWatch = &CourierWatch{Manager: read, ByKind: map[string]watchTotal{"manager Workload.kueue.x-k8s.io": read}}
+	p.CourierWatch = &CourierWatch{ByKind: map[string]watchTotal{"manager Workload.kueue.x-k8s.io": read}}
 	return p
 }
 

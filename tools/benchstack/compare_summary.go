@@ -2,6 +2,7 @@ package benchstack
 
 import (
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/courierdev/courier/tools/benchreport"
@@ -102,11 +103,22 @@ type PhaseResult struct {
 // counts, where the requests' watch rows share the API servers' totals
 // among the watches (watchevents.go).
 type CourierWatch struct {
-	Manager watchTotal `json:"manager"`
-	Workers watchTotal `json:"workers"`
-	// ByKind splits them by side and kind watched:
-	// "manager Workload.kueue.x-k8s.io", "workers TrainJob.trainer.kubeflow.org".
+	// ByKind is by side and kind watched: "manager Workload.kueue.x-k8s.io",
+	// "workers TrainJob.trainer.kubeflow.org".
 	ByKind map[string]watchTotal `json:"byKind"`
+}
+
+// From sums the kinds read from one side (watchFromManager or
+// watchFromWorkers).
+func (w *CourierWatch) From(side string) watchTotal {
+	var t watchTotal
+	for key, k := range w.ByKind {
+		if s, _, _ := strings.Cut(key, " "); s == side {
+			t.Events += k.Events
+			t.Bytes += k.Bytes
+		}
+	}
+	return t
 }
 
 // Samples are the raw per-job times behind the percentiles, in seconds,
