@@ -173,7 +173,7 @@ func (in *injector) runFaults(ctx context.Context, plan []Planned, start time.Ti
 			}
 			f.Started = time.Now()
 			in.logf("fault %s on %s", p.Kind, f.Target)
-			note, err := in.inject(ctx, f)
+			note, err := in.inject(ctx, f, locks)
 			err = errors.Join(err, in.checkShort(f))
 			f.Restored, f.Note = time.Now(), note
 			if picked != "" {
@@ -190,8 +190,9 @@ func (in *injector) runFaults(ctx context.Context, plan []Planned, start time.Ti
 }
 
 // inject runs one fault to its end, restoring what it broke even when ctx
-// ends, and says what it hit.
-func (in *injector) inject(ctx context.Context, f *Fault) (string, error) {
+// ends, and says what it hit. locks are the targets' locks, for a fault
+// that acts on a worker other than its target.
+func (in *injector) inject(ctx context.Context, f *Fault, locks map[string]*sync.Mutex) (string, error) {
 	p := f.Planned
 	dir, w := in.env.Dir, p.Target
 	switch p.Kind {
@@ -225,7 +226,7 @@ func (in *injector) inject(ctx context.Context, f *Fault) (string, error) {
 	case RemoteEvict:
 		return in.evictRemote(ctx, f)
 	case ManagerDeactivate:
-		return in.deactivateOnManager(ctx, f)
+		return in.deactivateOnManager(ctx, f, locks)
 	case ForeignObject:
 		return in.foreignObject(ctx, w)
 	case CheckRecreate:
@@ -264,17 +265,18 @@ func sleep(ctx context.Context, d time.Duration) {
 }
 
 // liveCopy waits for a job with an unfinished, started copy on worker, or
-// on any worker when worker is "", but those tried. A fault whose turn
+// on any worker when worker is "", that take accepts (any, when take is
+// nil); take is asked last, so that it may lock what it accepts. A fault whose turn
 // comes once the load has ended (faults that wait for others' locks run
 // late) finds none: it then submits jobs of its own, one per worker, and
 // waits for one of them.
-func (in *injector) liveCopy(ctx context.Context, worker string, tried map[types.UID]bool) (*Job, *Copy, error) {
+func (in *injector) liveCopy(ctx context.Context, worker string, take func(*Copy) bool) (*Job, *Copy, error) {
 	var job *Job
 	var cp *Copy
 	find := func(context.Context) (bool, error) {
 		for _, j := range in.rec.snapshot() {
 			for _, c := range j.Copies {
-				if (worker == "" || c.Worker == worker) && !c.Started.IsZero() && c.Ended.IsZero() && c.Deleted.IsZero() && j.RunFor >= 5*time.Second && !tried[c.UID] {
+				if (worker == "" || c.Worker == worker) && !c.Started.IsZero() && c.Ended.IsZero() && c.Deleted.IsZero() && j.RunFor >= 5*time.Second && (take == nil || take(c)) {
 					job, cp = &j, c
 					return true, nil
 				}
@@ -295,6 +297,12 @@ func (in *injector) liveCopy(ctx context.Context, worker string, tried map[types
 		return nil, nil, fmt.Errorf("waiting %s for a running copy on %s: %w", findFor, orAny(worker), err)
 	}
 	return job, cp, nil
+}
+
+// onFreeWorker accepts a copy on a worker no fault holds, and holds it:
+// the caller unlocks the worker of the copy liveCopy returns.
+func onFreeWorker(locks map[string]*sync.Mutex) func(*Copy) bool {
+	return func(c *Copy) bool { return locks[c.Worker].TryLock() }
 }
 
 func orAny(worker string) string {
@@ -344,7 +352,7 @@ func gone(err error) error {
 func (in *injector) onLiveCopy(ctx context.Context, worker string, fault func(*Job, *Copy) (string, error)) (string, error) {
 	tried := map[types.UID]bool{}
 	for {
-		job, cp, err := in.liveCopy(ctx, worker, tried)
+		job, cp, err := in.liveCopy(ctx, worker, func(c *Copy) bool { return !tried[c.UID] })
 		if err != nil {
 			return "", err
 		}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -43,6 +44,32 @@ func TestOnLiveCopyPicksAnotherWhenThePickedOneWent(t *testing.T) {
 	}
 	if diff := cmp.Diff("evicted "+string(tried[1]), out); diff != "" {
 		t.Errorf("outcome (-want +got):\n%s", diff)
+	}
+}
+
+// A fault that needs a copy's worker to answer must not pick one on a
+// worker another fault holds (its API server paused, its link cut), and
+// must hold the worker it picks.
+func TestLiveCopyOnFreeWorker(t *testing.T) {
+	r := newRecorder()
+	for i, w := range []string{"w1", "w2"} {
+		name := fmt.Sprintf("soak-x-%04d", i+1)
+		r.expect(JobSpec{Name: name, Kind: TrainJob, RunFor: time.Minute})
+		r.update(name, func(j *Job) {
+			j.Copies = []*Copy{{Worker: w, UID: types.UID(w), Created: at(1), Started: at(2)}}
+		})
+	}
+	locks := map[string]*sync.Mutex{"w1": {}, "w2": {}}
+	locks["w1"].Lock() // A pause of w1's API server.
+	_, cp, err := (&injector{rec: r}).liveCopy(context.Background(), "", onFreeWorker(locks))
+	if err != nil {
+		t.Fatalf("liveCopy: %v", err)
+	}
+	if diff := cmp.Diff("w2", cp.Worker); diff != "" {
+		t.Errorf("picked worker (-want +got):\n%s", diff)
+	}
+	if locks["w2"].TryLock() {
+		t.Errorf("w2 is free after the fault picked its copy, want it held")
 	}
 }
 

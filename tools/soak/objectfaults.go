@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -29,11 +30,17 @@ import (
 // as its owner pausing it would, waits until Courier has removed the copy
 // from its worker, and activates the Workload again. It is activated
 // again in any case, once the wait is over.
-func (in *injector) deactivateOnManager(ctx context.Context, f *Fault) (string, error) {
-	job, cp, err := in.liveCopy(ctx, "", nil)
+//
+// Courier can remove the copy only while the worker answers, so the fault
+// holds the copy's worker: it picks a copy on a worker no other fault holds
+// (a paused API server, a partition), and keeps any from starting there
+// until it ends.
+func (in *injector) deactivateOnManager(ctx context.Context, f *Fault, locks map[string]*sync.Mutex) (string, error) {
+	job, cp, err := in.liveCopy(ctx, "", onFreeWorker(locks))
 	if err != nil {
 		return "", err
 	}
+	defer locks[cp.Worker].Unlock()
 	f.Hit = append(f.Hit, job.Name)
 	if job.Workload == "" {
 		return "", fmt.Errorf("no manager Workload recorded for %s", job.Name)
