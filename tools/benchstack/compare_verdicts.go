@@ -135,17 +135,25 @@ func versusMultiKueue(l LoadSummary, key string, higher bool, ratio float64, tar
 // floorNote says where a lower-is-better target of ratio times the better
 // MultiKueue's median stands against the floor's median, when the floor
 // ran under l: a target below the floor is one no dispatcher can meet.
+// It also gives what each dispatcher adds above the floor, the measure
+// that compares the dispatchers alone when the floor is most of the cost.
 func floorNote(l LoadSummary, key string, ratio float64, format string) string {
-	floor, mk := l.system(SystemFloor), betterMultiKueue(l, key, false)
-	if floor == nil || mk == nil {
+	floor, mk, c := l.system(SystemFloor), betterMultiKueue(l, key, false), l.system(SystemCourier)
+	if floor == nil || mk == nil || c == nil {
 		return ""
 	}
-	fv, target := floor.Figures[key].Median, ratio*mk.Figures[key].Median
+	fv, mv, cv := floor.Figures[key].Median, mk.Figures[key].Median, c.Figures[key].Median
+	target := ratio * mv
 	where := "above it"
 	if target < fv {
 		where = "below it: no dispatcher can meet it"
 	}
-	return fmt.Sprintf("; with no dispatcher (the floor) "+format+", so the target, "+format+", is %s", fv, target, where)
+	note := fmt.Sprintf("; with no dispatcher (the floor) "+format+", so the target, "+format+", is %s", fv, target, where)
+	note += fmt.Sprintf("; above the floor, medians less its median, Courier adds "+format+" and %s "+format, cv-fv, mk.Label, mv-fv)
+	if mv > fv {
+		note += fmt.Sprintf(" (%.2f×)", (cv-fv)/(mv-fv))
+	}
+	return note
 }
 
 // betterMultiKueue is the MultiKueue whose median of a figure is better

@@ -169,10 +169,16 @@ func TestManagerCPUAgainstTheFloor(t *testing.T) {
 		}
 		return "no verdict"
 	}
-	got := []string{detail(load(550)), detail(load(300))}
+	got := []string{detail(load(550)), detail(load(300)), detail(load(700))}
 	want := []string{
-		"Courier 630.0 ms, MultiKueue v0.19.1 660.0 ms (medians of 3 and 3); with no dispatcher (the floor) 550.0 ms, so the target, 396.0 ms, is below it: no dispatcher can meet it",
-		"Courier 630.0 ms, MultiKueue v0.19.1 660.0 ms (medians of 3 and 3); with no dispatcher (the floor) 300.0 ms, so the target, 396.0 ms, is above it",
+		"Courier 630.0 ms, MultiKueue v0.19.1 660.0 ms (medians of 3 and 3); with no dispatcher (the floor) 550.0 ms, so the target, 396.0 ms, is below it: no dispatcher can meet it" +
+			"; above the floor, medians less its median, Courier adds 80.0 ms and MultiKueue v0.19.1 110.0 ms (0.73×)",
+		"Courier 630.0 ms, MultiKueue v0.19.1 660.0 ms (medians of 3 and 3); with no dispatcher (the floor) 300.0 ms, so the target, 396.0 ms, is above it" +
+			"; above the floor, medians less its median, Courier adds 330.0 ms and MultiKueue v0.19.1 360.0 ms (0.92×)",
+		// A floor above both, as noise can make it where the dispatchers
+		// add little: no ratio of two differences that are not costs.
+		"Courier 630.0 ms, MultiKueue v0.19.1 660.0 ms (medians of 3 and 3); with no dispatcher (the floor) 700.0 ms, so the target, 396.0 ms, is below it: no dispatcher can meet it" +
+			"; above the floor, medians less its median, Courier adds -70.0 ms and MultiKueue v0.19.1 -40.0 ms",
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("the manager side's verdict (-want +got):\n%s", diff)
