@@ -266,10 +266,10 @@ func sleep(ctx context.Context, d time.Duration) {
 
 // liveCopy waits for a job with an unfinished, started copy on worker, or
 // on any worker when worker is "", that take accepts (any, when take is
-// nil); take is asked last, so that it may lock what it accepts. A fault whose turn
-// comes once the load has ended (faults that wait for others' locks run
-// late) finds none: it then submits jobs of its own, one per worker, and
-// waits for one of them.
+// nil); take is asked last, so that it may lock what it accepts. A fault
+// whose turn comes once the load has ended (faults that wait for others'
+// locks run late) finds none: it then submits jobs of its own, one per
+// worker, and waits for one of them.
 func (in *injector) liveCopy(ctx context.Context, worker string, take func(*Copy) bool) (*Job, *Copy, error) {
 	var job *Job
 	var cp *Copy
