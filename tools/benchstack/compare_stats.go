@@ -189,6 +189,11 @@ var figures = slices.Concat(
 	dispatched(figure{"dispatcher.cpu", "The dispatcher's process alone: CPU ms per job", "%.1f", always(func(p *PhaseResult) float64 { return p.Dispatcher.CPUMsPerWorkload })}),
 	[]figure{
 		processFigure(localcluster.CourierProcess, "The Courier process (idle in MultiKueue's phases)"),
+		// Passes are what Courier's own CPU follows, so the table shows them
+		// beside it; idle, they should stay at zero.
+		{"courier.passes", "The Courier process (idle in MultiKueue's phases): dispatch passes per job", "%.2f", func(p *PhaseResult) (float64, bool) {
+			return p.PassesPerWorkload, p.CourierWatch != nil
+		}},
 		processFigure(localcluster.KueueProcess, "The manager's Kueue"),
 		processFigure("manager/kube-apiserver", "The manager's API server"),
 		processFigure("manager/etcd", "The manager's etcd"),

@@ -50,6 +50,7 @@ func tableComparison() *Comparison {
 		m.Rest = &RestCost{Cores: 0.25, AboveMsPerJob: float64(10 * (i + 1))}
 		phases[i].Sides[sideManager] = m
 	}
+	phases[0].PassesPerWorkload, phases[3].PassesPerWorkload = 9.5, 10.5
 	phases[1].Warnings = []string{"a warning"}
 	phases[2].Machine = &MachineCheck{RestProbeCPUMs: 104, PhaseProbeCPUMs: 131, PhaseProbeWallMs: 260, PhaseProbeRuns: 4, Steal: 0.012}
 	phases[2].AuditRotations = map[string]int{"worker-2": 2, "manager": 1}
@@ -85,6 +86,7 @@ func TestWriteTable(t *testing.T) {
 		"- Before every phase, after its warm-up, each side's CPU measured at rest for 30 s",
 		"| Manager side: CPU at rest before the phase (cores) | 0.25 (0.25–0.25) | 0.25 (0.25–0.25) |",
 		"| Manager side: CPU ms per job above its rest | 25.0 (10.0–40.0) | 25.0 (20.0–30.0) |",
+		"| The Courier process (idle in MultiKueue's phases): dispatch passes per job | 10.00 (9.50–10.50) | 0.00 (0.00–0.00) |",
 		"| To the workers, the dispatcher: writes per job | 1.00 (1.00–1.00) | 1.00 (1.00–1.00) |",
 		"| To the manager, Courier (idle in MultiKueue's phases): writes per job | 2.50 (2.00–3.00) | 0.00 (0.00–0.00) |",
 		"| `courier: patch workloads.kueue.x-k8s.io/status` | 2.50 (2.00–3.00) | 0.00 (0.00–0.00) |",
