@@ -276,8 +276,24 @@ func Compare(ctx context.Context, opts CompareOptions, out io.Writer) (err error
 			}
 		}
 	}
+	if err := conclude(c, opts.OutDir, stamp, out); err != nil {
+		return err
+	}
+	if err := benchreport.WriteJSON(path, c); err != nil {
+		return err
+	}
+	if err := writeReports(strings.TrimSuffix(path, ".json"), c, out); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "results: %s\nplots: %s\n", path, strings.Join(c.Plots, ", "))
+	return nil
+}
+
+// conclude plots each load into dir, summarizes the repeats, judges the
+// targets on the medians, and prints the results.
+func conclude(c *Comparison, dir, stamp string, out io.Writer) error {
 	for _, load := range c.Loads {
-		plots, err := plotLoad(opts.OutDir, stamp, load, c.Phases)
+		plots, err := plotLoad(dir, stamp, load, c.Phases)
 		if err != nil {
 			return err
 		}
@@ -289,22 +305,26 @@ func Compare(ctx context.Context, opts CompareOptions, out io.Writer) (err error
 	if err := printComparison(out, c); err != nil {
 		return fmt.Errorf("printing results: %w", err)
 	}
-	if err := benchreport.WriteJSON(path, c); err != nil {
-		return err
-	}
-	summary := strings.TrimSuffix(path, ".json") + ".txt"
-	if err := writeSummary(summary, c); err != nil {
-		return err
-	}
-	table := strings.TrimSuffix(path, ".json") + ".md"
-	if err := writeTable(table, c); err != nil {
-		return err
-	}
-	fmt.Fprintf(out, "results: %s\nsummary: %s\ntable: %s\nplots: %s\n", path, summary, table, strings.Join(c.Plots, ", "))
 	return nil
 }
 
-// Tabulate writes the summary, the table and the plots of a comparison's
+// writeReports writes the comparison's summary, its table and its
+// at-a-glance table beside its JSON, base.json, and says where.
+func writeReports(base string, c *Comparison, out io.Writer) error {
+	if err := writeSummary(base+".txt", c); err != nil {
+		return err
+	}
+	if err := writeTable(base+".md", c); err != nil {
+		return err
+	}
+	if err := writeGlance(base+glanceSuffix, c); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "summary: %s.txt\ntable: %s.md\nat a glance: %s%s\n", base, base, base, glanceSuffix)
+	return nil
+}
+
+// Tabulate writes the summary, the tables and the plots of a comparison's
 // JSON again, from the phases it holds: of a run stopped before its end,
 // whose JSON is saved after each phase, or after the harness's reports
 // changed.
@@ -323,30 +343,11 @@ func Tabulate(path string, out io.Writer) error {
 	for i := range c.Phases {
 		c.Repeats = max(c.Repeats, c.Phases[i].Repeat+1)
 	}
-	stamp := c.Started.UTC().Format("20060102-150405")
 	c.Plots = nil
-	for _, load := range c.Loads {
-		plots, err := plotLoad(filepath.Dir(path), stamp, load, c.Phases)
-		if err != nil {
-			return err
-		}
-		c.Plots = append(c.Plots, plots...)
-	}
-	c.Summaries = summarizeRepeats(c.Loads, c.Phases)
-	c.Verdicts = compareVerdicts(c.Summaries)
-	c.BelowSaturation = belowSaturation(c.Summaries)
-	if err := printComparison(out, c); err != nil {
-		return fmt.Errorf("printing results: %w", err)
-	}
-	base := strings.TrimSuffix(path, ".json")
-	if err := writeSummary(base+".txt", c); err != nil {
+	if err := conclude(c, filepath.Dir(path), c.Started.UTC().Format("20060102-150405"), out); err != nil {
 		return err
 	}
-	if err := writeTable(base+".md", c); err != nil {
-		return err
-	}
-	fmt.Fprintf(out, "summary: %s.txt\ntable: %s.md\n", base, base)
-	return nil
+	return writeReports(strings.TrimSuffix(path, ".json"), c, out)
 }
 
 // logMeasured logs a phase's headline figures as it ends.

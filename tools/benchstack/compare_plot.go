@@ -88,6 +88,9 @@ func plotLoad(dir, stamp string, load Load, all []PhaseResult) ([]string, error)
 		}
 		return l, nil
 	}
+	// A plot with no line is not drawn: with no sample the log scale has
+	// no range, and the plotter panics.
+	drawn := map[string]int{}
 	for i, name := range SystemOrder {
 		label := Systems[name].Label
 		for _, of := range []struct {
@@ -108,6 +111,7 @@ func plotLoad(dir, stamp string, load Load, all []PhaseResult) ([]string, error)
 			}
 			latency.Add(l)
 			latency.Legend.Add(label+" "+of.what, l)
+			drawn["latency-cdf"]++
 		}
 		first := true
 		for _, p := range phases {
@@ -119,6 +123,7 @@ func plotLoad(dir, stamp string, load Load, all []PhaseResult) ([]string, error)
 				return nil, fmt.Errorf("drawing the throughput of %s: %w", name, err)
 			}
 			throughput.Add(l)
+			drawn["throughput"]++
 			if first {
 				throughput.Legend.Add(label, l)
 				first = false
@@ -127,6 +132,9 @@ func plotLoad(dir, stamp string, load Load, all []PhaseResult) ([]string, error)
 	}
 	var paths []string
 	for name, p := range map[string]*plot.Plot{"latency-cdf": latency, "throughput": throughput} {
+		if drawn[name] == 0 {
+			continue
+		}
 		path := filepath.Join(dir, fmt.Sprintf("%s-%s-%s.png", stamp, load.Name, name))
 		if err := p.Save(10*vg.Inch, 5.5*vg.Inch, path); err != nil {
 			return nil, fmt.Errorf("drawing %s: %w", path, err)

@@ -91,10 +91,8 @@ func printTable(w io.Writer, c *Comparison, source string) {
 			keyedRows(w, l, func(s SystemSummary) map[string]Stat { return s.CourierWatch })
 		}
 	}
-	fmt.Fprintf(w, "\n## Targets, on the medians\n\n| Verdict | Target | Detail |\n|---|---|---|\n")
-	for _, v := range c.Verdicts {
-		fmt.Fprintf(w, "| **%s** | %s | %s |\n", v.Status, v.Target, v.Detail)
-	}
+	fmt.Fprintf(w, "\n## Targets, on the medians\n\n")
+	printVerdicts(w, c)
 	if len(c.BelowSaturation) > 0 {
 		fmt.Fprintf(w, "\nBelow saturation, side by side (not a target: both dispatchers sit at the same floor of round trips there):\n\n")
 		for _, line := range c.BelowSaturation {
@@ -109,6 +107,14 @@ func printTable(w io.Writer, c *Comparison, source string) {
 	}
 	for _, plot := range c.Plots {
 		fmt.Fprintf(w, "\n![%s](%s)\n", filepath.Base(plot), filepath.Base(plot))
+	}
+}
+
+// printVerdicts prints the verdicts as a table.
+func printVerdicts(w io.Writer, c *Comparison) {
+	fmt.Fprintf(w, "| Verdict | Target | Detail |\n|---|---|---|\n")
+	for _, v := range c.Verdicts {
+		fmt.Fprintf(w, "| **%s** | %s | %s |\n", v.Status, v.Target, v.Detail)
 	}
 }
 

@@ -150,7 +150,8 @@ func floorNote(l LoadSummary, key string, ratio float64, format string) string {
 	}
 	note := fmt.Sprintf("; with no dispatcher (the floor) "+format+", so the target, "+format+", is %s", fv, target, where)
 	note += fmt.Sprintf("; above the floor, medians less its median, Courier adds "+format+" and %s "+format, cv-fv, mk.Label, mv-fv)
-	if mv > fv {
+	// A ratio only of two costs: below the floor, a median is noise.
+	if mv > fv && cv >= fv {
 		note += fmt.Sprintf(" (%.2f×)", (cv-fv)/(mv-fv))
 	}
 	return note

@@ -169,7 +169,7 @@ func TestManagerCPUAgainstTheFloor(t *testing.T) {
 		}
 		return "no verdict"
 	}
-	got := []string{detail(load(550)), detail(load(300)), detail(load(700))}
+	got := []string{detail(load(550)), detail(load(300)), detail(load(700)), detail(load(640))}
 	want := []string{
 		"Courier 630.0 ms, MultiKueue v0.19.1 660.0 ms (medians of 3 and 3); with no dispatcher (the floor) 550.0 ms, so the target, 396.0 ms, is below it: no dispatcher can meet it" +
 			"; above the floor, medians less its median, Courier adds 80.0 ms and MultiKueue v0.19.1 110.0 ms (0.73×)",
@@ -179,6 +179,9 @@ func TestManagerCPUAgainstTheFloor(t *testing.T) {
 		// add little: no ratio of two differences that are not costs.
 		"Courier 630.0 ms, MultiKueue v0.19.1 660.0 ms (medians of 3 and 3); with no dispatcher (the floor) 700.0 ms, so the target, 396.0 ms, is below it: no dispatcher can meet it" +
 			"; above the floor, medians less its median, Courier adds -70.0 ms and MultiKueue v0.19.1 -40.0 ms",
+		// Courier below the floor and MultiKueue above it: no negative ratio.
+		"Courier 630.0 ms, MultiKueue v0.19.1 660.0 ms (medians of 3 and 3); with no dispatcher (the floor) 640.0 ms, so the target, 396.0 ms, is below it: no dispatcher can meet it" +
+			"; above the floor, medians less its median, Courier adds -10.0 ms and MultiKueue v0.19.1 20.0 ms",
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("the manager side's verdict (-want +got):\n%s", diff)
