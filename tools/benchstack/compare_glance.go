@@ -34,7 +34,7 @@ var glanceRows = []glanceRow{
 
 // courierProcessKey is the Courier process's CPU per job, which the table
 // shows in Courier's phases and, idle, in MultiKueue's.
-var courierProcessKey = "process." + localcluster.CourierProcess
+const courierProcessKey = "process." + localcluster.CourierProcess
 
 // glanceSuffix ends the name of the at-a-glance table, beside the JSON.
 const glanceSuffix = "-glance.md"
@@ -113,8 +113,9 @@ func glanceCell(l LoadSummary, r glanceRow) string {
 	return out
 }
 
-// idleCell is "16.3 (6.5)": the Courier process in Courier's phases, and
-// idle in the better MultiKueue's by that process's own CPU.
+// idleCell is "16.3 (6.5)": the Courier process's CPU per job in
+// Courier's phases and, in parentheses, idle, the least of its medians
+// over the MultiKueue builds' phases.
 func idleCell(l LoadSummary) string {
 	out := glanceCell(l, glanceRow{key: courierProcessKey, format: "%.1f"})
 	if mk := betterMultiKueue(l, courierProcessKey, false); mk != nil && out != "–" {
