@@ -67,18 +67,17 @@ var _ = Describe("Bad input", func() {
 	It("reports a ClusterProfile that is missing, that offers no access provider, or none a plugin serves", func(ctx context.Context) {
 		missing := "missing-profile"
 		createWorkerCluster(ctx, couriertesting.MakeWorkerCluster(missing).ClusterProfile(profileNamespace, missing).Obj())
-		got := expectCondition(ctx, missing, courierv1alpha1.WorkerClusterActive, metav1.ConditionFalse, courierv1alpha1.ReasonClusterProfileNotFound, 30*time.Second)
-		Expect(message(got, courierv1alpha1.WorkerClusterActive)).To(ContainSubstring("ClusterProfile fleet/missing-profile does not exist"))
+		expectConditionSaying(ctx, missing, courierv1alpha1.WorkerClusterActive, metav1.ConditionFalse, courierv1alpha1.ReasonClusterProfileNotFound,
+			ContainSubstring("ClusterProfile fleet/missing-profile does not exist"), 30*time.Second)
 		expectCondition(ctx, missing, courierv1alpha1.WorkerClusterCredentialValid, metav1.ConditionUnknown, courierv1alpha1.ReasonNoCredential, 10*time.Second)
 
 		empty := profileWorker(ctx, "no-providers")
-		got = expectCondition(ctx, empty, courierv1alpha1.WorkerClusterActive, metav1.ConditionFalse, courierv1alpha1.ReasonNoAccessProvider, 30*time.Second)
-		Expect(message(got, courierv1alpha1.WorkerClusterActive)).To(ContainSubstring("ClusterProfile fleet/no-providers offers no access provider in its status yet"))
+		expectConditionSaying(ctx, empty, courierv1alpha1.WorkerClusterActive, metav1.ConditionFalse, courierv1alpha1.ReasonNoAccessProvider,
+			ContainSubstring("ClusterProfile fleet/no-providers offers no access provider in its status yet"), 30*time.Second)
 
 		foreign := profileWorker(ctx, "foreign-providers", workerProvider("azure", ""), workerProvider("secretreader", ""))
-		got = expectCondition(ctx, foreign, courierv1alpha1.WorkerClusterActive, metav1.ConditionFalse, courierv1alpha1.ReasonNoAccessProvider, 30*time.Second)
-		Expect(message(got, courierv1alpha1.WorkerClusterActive)).To(ContainSubstring(
-			"offers the access providers azure, secretreader, and the Configuration's workerCredentials.plugins serves none of them (it lists token-plugin)"))
+		expectConditionSaying(ctx, foreign, courierv1alpha1.WorkerClusterActive, metav1.ConditionFalse, courierv1alpha1.ReasonNoAccessProvider, ContainSubstring(
+			"offers the access providers azure, secretreader, and the Configuration's workerCredentials.plugins serves none of them (it lists token-plugin)"), 30*time.Second)
 		Eventually(func(g Gomega) {
 			g.Expect(eventReasons(ctx, g, foreign)).To(ContainElement(courierv1alpha1.ReasonNoAccessProvider))
 		}).Should(Succeed())
@@ -87,10 +86,9 @@ var _ = Describe("Bad input", func() {
 	It("reports a plugin that prints garbage, without quoting it", func(ctx context.Context) {
 		dir := stateDir("garbage", "garbage", time.Minute)
 		name := profileWorker(ctx, "garbage", workerProvider(pluginName, dir))
-		got := expectCondition(ctx, name, courierv1alpha1.WorkerClusterActive, metav1.ConditionFalse, courierv1alpha1.ReasonCredentialPluginFailed, 30*time.Second)
-		Expect(message(got, courierv1alpha1.WorkerClusterActive)).To(And(
+		expectConditionSaying(ctx, name, courierv1alpha1.WorkerClusterActive, metav1.ConditionFalse, courierv1alpha1.ReasonCredentialPluginFailed, And(
 			ContainSubstring(`The credential plugin "token-plugin" (`+pluginPath+`) printed what is not an ExecCredential of client.authentication.k8s.io/v1 (not JSON).`),
-			Not(ContainSubstring("503"))))
+			Not(ContainSubstring("503"))), 30*time.Second)
 		Eventually(func(g Gomega) {
 			g.Expect(metricValue(g, "courier_credential_plugin_runs_total", name, "result", "invalid")).To(BeNumerically(">=", 1))
 		}).Should(Succeed())
@@ -99,9 +97,8 @@ var _ = Describe("Bad input", func() {
 	It("stops a plugin that hangs at the timeout, and says so", func(ctx context.Context) {
 		dir := stateDir("hang", "hang", time.Minute)
 		name := profileWorker(ctx, "hang", workerProvider(pluginName, dir))
-		got := expectCondition(ctx, name, courierv1alpha1.WorkerClusterActive, metav1.ConditionFalse, courierv1alpha1.ReasonCredentialPluginFailed, 30*time.Second)
-		Expect(message(got, courierv1alpha1.WorkerClusterActive)).To(ContainSubstring(
-			`The credential plugin "token-plugin" (` + pluginPath + `) did not answer within workerCredentials.pluginTimeout (4s) and was stopped.`))
+		expectConditionSaying(ctx, name, courierv1alpha1.WorkerClusterActive, metav1.ConditionFalse, courierv1alpha1.ReasonCredentialPluginFailed, ContainSubstring(
+			`The credential plugin "token-plugin" (`+pluginPath+`) did not answer within workerCredentials.pluginTimeout (4s) and was stopped.`), 30*time.Second)
 		By("leaving no plugin process behind")
 		pid, err := os.ReadFile(filepath.Join(dir, "pid"))
 		Expect(err).NotTo(HaveOccurred())
@@ -116,13 +113,12 @@ var _ = Describe("Bad input", func() {
 
 	It("refuses a kubeconfig's exec plugin that the Configuration does not list, naming it, and runs one it lists, by name", func(ctx context.Context) {
 		refused := kubeconfigWorker(ctx, "unlisted-plugin", execKubeconfig("/usr/local/bin/gke-gcloud-auth-plugin", ""))
-		got := expectCondition(ctx, refused, courierv1alpha1.WorkerClusterActive, metav1.ConditionFalse, courierv1alpha1.ReasonPluginNotAllowed, 30*time.Second)
-		Expect(message(got, courierv1alpha1.WorkerClusterActive)).To(ContainSubstring(
-			`runs the exec plugin "/usr/local/bin/gke-gcloud-auth-plugin", which the Configuration does not allow. To let Courier run it, list it under workerCredentials.plugins`))
+		expectConditionSaying(ctx, refused, courierv1alpha1.WorkerClusterActive, metav1.ConditionFalse, courierv1alpha1.ReasonPluginNotAllowed, ContainSubstring(
+			`runs the exec plugin "/usr/local/bin/gke-gcloud-auth-plugin", which the Configuration does not allow. To let Courier run it, list it under workerCredentials.plugins`), 30*time.Second)
 
 		dir := stateDir("kubeconfig-exec", "serve", 10*time.Minute)
 		allowed := kubeconfigWorker(ctx, "listed-plugin", execKubeconfig(pluginName, dir))
-		got = expectCondition(ctx, allowed, courierv1alpha1.WorkerClusterActive, metav1.ConditionTrue, courierv1alpha1.ReasonConnected, time.Minute)
+		got := expectCondition(ctx, allowed, courierv1alpha1.WorkerClusterActive, metav1.ConditionTrue, courierv1alpha1.ReasonConnected, time.Minute)
 		Expect(got.Status.Credential).NotTo(BeNil())
 		Expect(got.Status.Credential.Plugin).To(Equal(pluginName))
 		expectReaches(ctx, allowed)

@@ -8,6 +8,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"github.com/onsi/gomega/types"
 	dto "github.com/prometheus/client_model/go"
 	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -77,6 +78,16 @@ func createWorkerCluster(ctx context.Context, wc *courierv1alpha1.WorkerCluster)
 // and reason, and returns the WorkerCluster.
 func expectCondition(ctx context.Context, name, typ string, status metav1.ConditionStatus, reason string, timeout time.Duration) *courierv1alpha1.WorkerCluster {
 	GinkgoHelper()
+	return expectConditionSaying(ctx, name, typ, status, reason, nil, timeout)
+}
+
+// expectConditionSaying waits until the WorkerCluster's condition has the
+// status and reason and its message matches, and returns the WorkerCluster.
+// It waits for the message too because an earlier attempt may have failed
+// otherwise for a while, such as a plugin run that timed out on a busy
+// machine before the run whose failure the spec is about.
+func expectConditionSaying(ctx context.Context, name, typ string, status metav1.ConditionStatus, reason string, msg types.GomegaMatcher, timeout time.Duration) *courierv1alpha1.WorkerCluster {
+	GinkgoHelper()
 	got := &courierv1alpha1.WorkerCluster{}
 	Eventually(func(g Gomega) {
 		g.Expect(env.Manager.Client.Get(ctx, client.ObjectKey{Name: name}, got)).To(Succeed())
@@ -84,6 +95,9 @@ func expectCondition(ctx context.Context, name, typ string, status metav1.Condit
 		g.Expect(cond).NotTo(BeNil(), "no %s condition", typ)
 		g.Expect(cond.Status).To(Equal(status), "%s condition: %+v", typ, cond)
 		g.Expect(cond.Reason).To(Equal(reason), "%s condition: %+v", typ, cond)
+		if msg != nil {
+			g.Expect(cond.Message).To(msg, "%s condition's message", typ)
+		}
 	}).WithTimeout(timeout).Should(Succeed())
 	return got
 }
