@@ -174,20 +174,23 @@ test-unit: ## Run unit tests, the lab's in tools/ too.
 
 .PHONY: test-integration
 test-integration: test-binaries $(BIN)/helm $(BIN)/kustomize ## Run integration tests against real kube-apiserver and etcd.
-	go test -count=1 $(GO_TEST_FLAGS) -timeout 20m $(INTEGRATION_PACKAGES)
+	@mkdir -p $(ROOT)/_artifacts
+	go test -count=1 $(GO_TEST_FLAGS) -timeout 20m $(INTEGRATION_PACKAGES) 2>&1 | tee $(ROOT)/_artifacts/test-integration.log \
+		|| { hack/test-failures.sh $(ROOT)/_artifacts/test-integration.log; exit 1; }
 
 .PHONY: test-e2e
 test-e2e: e2e-binaries build ## Run the e2e suite on local clusters with the real peers.
 	@$(COURIER_LOCAL) down --dir $(E2E_DIR) --bin $(BIN) >/dev/null 2>&1 || true
 	@$(COURIER_LOCAL) up --dir $(E2E_DIR) --bin $(BIN) --courier-log-level 4 || { $(COURIER_LOCAL) logs --dir $(E2E_DIR) --out $(ROOT)/_artifacts/e2e; $(COURIER_LOCAL) down --dir $(E2E_DIR) --bin $(BIN); exit 1; }
-	@rc=0; \
+	@rc=0; mkdir -p $(ROOT)/_artifacts; \
 	COURIER_E2E_MANAGER_KUBECONFIG=$(E2E_DIR)/manager.kubeconfig \
 	COURIER_E2E_WORKERS=worker-1=$(E2E_DIR)/worker-1.kubeconfig,worker-2=$(E2E_DIR)/worker-2.kubeconfig \
 	COURIER_E2E_STOP_WORKER="$(COURIER_LOCAL) stop --dir $(E2E_DIR) --bin $(BIN)" \
 	COURIER_E2E_START_WORKER="$(COURIER_LOCAL) start --dir $(E2E_DIR) --bin $(BIN)" \
-	go test -count=1 -timeout 20m $(GO_TEST_FLAGS) ./e2e/... || rc=$$?; \
+	go test -count=1 -timeout 20m $(GO_TEST_FLAGS) ./e2e/... 2>&1 | tee $(ROOT)/_artifacts/test-e2e.log || rc=$$?; \
 	if [ $$rc -ne 0 ]; then $(COURIER_LOCAL) logs --dir $(E2E_DIR) --out $(ROOT)/_artifacts/e2e; echo "Logs in _artifacts/e2e"; fi; \
 	$(COURIER_LOCAL) down --dir $(E2E_DIR) --bin $(BIN) || rc=1; \
+	if [ $$rc -ne 0 ]; then hack/test-failures.sh $(ROOT)/_artifacts/test-e2e.log; fi; \
 	exit $$rc
 
 .PHONY: kind-images
