@@ -87,10 +87,9 @@ var _ = Describe("A worker reached through a ClusterProfile", func() {
 
 		By("warning, once the plugin refuses, that the token held is about to expire")
 		setMode(dir, "refuse")
-		warned := expectCondition(ctx, wc.Name, courierv1alpha1.WorkerClusterCredentialValid, metav1.ConditionFalse, courierv1alpha1.ReasonCredentialExpiring, lifetime)
-		Expect(message(warned, courierv1alpha1.WorkerClusterCredentialValid)).To(And(
+		expectConditionSaying(ctx, wc.Name, courierv1alpha1.WorkerClusterCredentialValid, metav1.ConditionFalse, courierv1alpha1.ReasonCredentialExpiring, And(
 			ContainSubstring(`The plugin "token-plugin" failed to renew the credential, which expires at`),
-			ContainSubstring("failed with exit code 1: the token service refuses to hand out tokens")))
+			ContainSubstring("failed with exit code 1: the token service refuses to hand out tokens")), lifetime)
 		Eventually(func(g Gomega) {
 			g.Expect(eventReasons(ctx, g, wc.Name)).To(ContainElement(courierv1alpha1.ReasonCredentialExpiring))
 			g.Expect(metricValue(g, "courier_worker_credential_expiring", wc.Name)).To(Equal(1.0))
@@ -98,8 +97,8 @@ var _ = Describe("A worker reached through a ClusterProfile", func() {
 		}).Should(Succeed())
 
 		By("reporting the expiry as such, not as a refusal, once it has passed")
-		expired := expectCondition(ctx, wc.Name, courierv1alpha1.WorkerClusterActive, metav1.ConditionFalse, courierv1alpha1.ReasonCredentialExpired, lifetime+10*time.Second)
-		Expect(message(expired, courierv1alpha1.WorkerClusterActive)).To(ContainSubstring(`The credential the plugin "token-plugin" handed out expired at`))
+		expired := expectConditionSaying(ctx, wc.Name, courierv1alpha1.WorkerClusterActive, metav1.ConditionFalse, courierv1alpha1.ReasonCredentialExpired,
+			ContainSubstring(`The credential the plugin "token-plugin" handed out expired at`), lifetime+10*time.Second)
 		Expect(expired.Status.DisconnectedSince).NotTo(BeNil(), "a worker Active before counts as lost from its expiry")
 		expectCondition(ctx, wc.Name, courierv1alpha1.WorkerClusterCredentialValid, metav1.ConditionFalse, courierv1alpha1.ReasonCredentialExpired, 10*time.Second)
 		Eventually(func(g Gomega) {
