@@ -226,8 +226,8 @@ func Compare(ctx context.Context, opts CompareOptions, out io.Writer) (err error
 	if err := env.ConfigureMultiKueue(ctx); err != nil {
 		return fmt.Errorf("configuring MultiKueue: %w", err)
 	}
-	if contains(opts.Systems, SystemFloor) {
-		logf("Configuring the floor: AdmissionCheck %s, answered by the harness", floorCheck)
+	if contains(opts.Systems, SystemFloor) || contains(opts.Systems, SystemFree) {
+		logf("Configuring the floor and the free dispatcher: AdmissionCheck %s, answered by the harness", floorCheck)
 		if err := configureFloor(ctx, env); err != nil {
 			return err
 		}

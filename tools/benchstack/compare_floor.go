@@ -35,6 +35,9 @@ const (
 	// audit log tells them from the harness's own.
 	floorProgram = "bench-floor"
 	floorWorkers = 2
+	// freeWorkers is Courier's default dispatchConcurrency: the free
+	// dispatcher's three round trips per job must not pace the jobs.
+	freeWorkers = 16
 )
 
 // configureFloor creates the floor's AdmissionCheck and marks it Active,
@@ -67,23 +70,30 @@ func configureFloor(ctx context.Context, env *localcluster.Env) error {
 	})
 }
 
-// floorKey names a manager Workload or TrainJob.
+// floorKey names a manager Workload or TrainJob, or, with worker set, a
+// TrainJob's copy on that worker (the free dispatcher's).
 type floorKey struct {
 	workload bool
+	worker   string
 	name     types.NamespacedName
 }
 
-// floor is the floor's controller, run through the floor's phases: the
-// informers' latest object of each key, and a queue of the keys to act on.
+// floor is the floor's controller, run through the floor's and the free
+// dispatcher's phases: the informers' latest object of each key, and a
+// queue of the keys to act on. remote holds a client of each worker for
+// the free dispatcher, and is empty for the floor.
 type floor struct {
-	client client.Client
-	queue  workqueue.TypedRateLimitingInterface[floorKey]
-	mu     sync.Mutex
-	latest map[floorKey]client.Object
+	client  client.Client
+	remote  map[string]client.Client
+	workers []string
+	queue   workqueue.TypedRateLimitingInterface[floorKey]
+	mu      sync.Mutex
+	latest  map[floorKey]client.Object
 }
 
-// startFloor runs the floor's controller until ctx ends.
-func startFloor(ctx context.Context, env *localcluster.Env) error {
+// startFloor runs the floor's controller until ctx ends; with free, the
+// free dispatcher's, which also runs each job on a worker (compare_free.go).
+func startFloor(ctx context.Context, env *localcluster.Env, free bool) error {
 	cfg, err := env.RESTConfig(env.Manager)
 	if err != nil {
 		return err
@@ -95,24 +105,28 @@ func startFloor(ctx context.Context, env *localcluster.Env) error {
 	}
 	f := &floor{client: c, latest: map[floorKey]client.Object{},
 		queue: workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[floorKey]())}
+	if free {
+		if err := f.informWorkers(ctx, env); err != nil {
+			f.queue.ShutDown()
+			return err
+		}
+	}
 	err = env.Inform(ctx, env.Manager, map[client.Object]cache.ByObject{&kueue.Workload{}: {}, &trainer.TrainJob{}: {}},
 		func(obj client.Object, d localcluster.Delivery) {
 			_, isWorkload := obj.(*kueue.Workload)
 			key := floorKey{workload: isWorkload, name: client.ObjectKeyFromObject(obj)}
-			f.mu.Lock()
-			if d.Gone() {
-				delete(f.latest, key)
-			} else {
-				f.latest[key] = obj
-			}
-			f.mu.Unlock()
+			f.seen(key, obj, d.Gone())
 			f.queue.Add(key)
 		})
 	if err != nil {
 		f.queue.ShutDown()
 		return err
 	}
-	for range floorWorkers {
+	workers := floorWorkers
+	if free {
+		workers = freeWorkers
+	}
+	for range workers {
 		go f.work(ctx)
 	}
 	go func() {
@@ -120,6 +134,24 @@ func startFloor(ctx context.Context, env *localcluster.Env) error {
 		f.queue.ShutDown()
 	}()
 	return nil
+}
+
+// get is the latest object of key, nil when none.
+func (f *floor) get(key floorKey) client.Object {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.latest[key]
+}
+
+// seen records the latest object of key, or its deletion.
+func (f *floor) seen(key floorKey, obj client.Object, gone bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if gone {
+		delete(f.latest, key)
+	} else {
+		f.latest[key] = obj
+	}
 }
 
 func (f *floor) work(ctx context.Context) {
@@ -141,17 +173,29 @@ func (f *floor) work(ctx context.Context) {
 // refused for a conflict or on an object gone is left: the newer version's
 // event queues the key again.
 func (f *floor) act(ctx context.Context, key floorKey) error {
-	f.mu.Lock()
-	obj := f.latest[key]
-	f.mu.Unlock()
+	obj := f.get(key)
 	var patched client.Object
 	var patch client.Patch
 	switch o := obj.(type) {
 	case *kueue.Workload:
-		if next := floorReady(o); next != nil {
-			patched, patch = next, client.MergeFromWithOptions(o, client.MergeFromWithOptimisticLock{})
+		message := "The bench's floor dispatches nowhere."
+		if f.free() {
+			message = "The bench's free dispatcher dispatched the job."
 		}
+		next := floorReady(o, message)
+		if next == nil {
+			return nil
+		}
+		if f.free() {
+			if err := f.dispatch(ctx, o); err != nil {
+				return err
+			}
+		}
+		patched, patch = next, client.MergeFromWithOptions(o, client.MergeFromWithOptimisticLock{})
 	case *trainer.TrainJob:
+		if f.free() {
+			return f.finish(ctx, o)
+		}
 		if next := floorComplete(o); next != nil {
 			patched, patch = next, client.MergeFrom(o)
 		}
@@ -165,9 +209,9 @@ func (f *floor) act(ctx context.Context, key floorKey) error {
 	return nil
 }
 
-// floorReady is wl with the floor's check Ready, when Kueue has reserved
-// quota for it and the check is Pending; nil otherwise.
-func floorReady(wl *kueue.Workload) *kueue.Workload {
+// floorReady is wl with the floor's check Ready, saying message, when
+// Kueue has reserved quota for it and the check is Pending; nil otherwise.
+func floorReady(wl *kueue.Workload, message string) *kueue.Workload {
 	i := slices.IndexFunc(wl.Status.AdmissionChecks, func(c kueue.AdmissionCheckState) bool { return c.Name == floorCheck })
 	if i < 0 || wl.Status.AdmissionChecks[i].State != kueue.CheckStatePending ||
 		!meta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadQuotaReserved) ||
@@ -176,7 +220,7 @@ func floorReady(wl *kueue.Workload) *kueue.Workload {
 	}
 	next := wl.DeepCopy()
 	state := &next.Status.AdmissionChecks[i]
-	state.State, state.Message, state.LastTransitionTime = kueue.CheckStateReady, "The bench's floor dispatches nowhere.", metav1.Now()
+	state.State, state.Message, state.LastTransitionTime = kueue.CheckStateReady, message, metav1.Now()
 	return next
 }
 

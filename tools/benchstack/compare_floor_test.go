@@ -37,7 +37,7 @@ func TestFloorReady(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			before := tc.wl.DeepCopy()
-			got := floorReady(tc.wl)
+			got := floorReady(tc.wl, "The bench's floor dispatches nowhere.")
 			if diff := cmp.Diff(before, tc.wl); diff != "" {
 				t.Errorf("floorReady changed its argument (-before +after):\n%s", diff)
 			}

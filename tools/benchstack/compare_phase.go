@@ -79,10 +79,10 @@ func runPhase(ctx context.Context, env *localcluster.Env, sys System, load Load,
 	if err := switchTo(ctx, env, sys, logf); err != nil {
 		return nil, err
 	}
-	if sys.Name == SystemFloor {
+	if sys.Name == SystemFloor || sys.Name == SystemFree {
 		fctx, stop := context.WithCancel(ctx)
 		defer stop()
-		if err := startFloor(fctx, env); err != nil {
+		if err := startFloor(fctx, env, sys.Name == SystemFree); err != nil {
 			return nil, err
 		}
 	}

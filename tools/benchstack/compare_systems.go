@@ -48,6 +48,10 @@ const (
 	// SystemFloor is no dispatcher (compare_floor.go): what the manager
 	// side costs for a job whatever dispatches it.
 	SystemFloor = "floor"
+	// SystemFree is the floor with each job run on a worker, with no
+	// dispatcher process (compare_free.go): what the stack does with a
+	// dispatcher that costs nothing of its own.
+	SystemFree = "free"
 )
 
 // PatchedKueue is the binary tools/hack/build-kueue-multikueue-qps.sh
@@ -82,13 +86,15 @@ var Systems = map[string]System{
 		Note: "the whole manager Kueue process, which also admits the workloads"},
 	SystemFloor: {Name: SystemFloor, Label: "No dispatcher (the floor)", Check: floorCheck, Kueue: "kueue", Program: floorProgram,
 		Note: "no process: the harness sets the check Ready and the job Complete, two writes per job"},
+	SystemFree: {Name: SystemFree, Label: "The harness as dispatcher, at no cost of its own (free)", Check: floorCheck, Kueue: "kueue", Program: floorProgram,
+		Note: "no process: the harness copies each job to a worker by Courier's rules, sets the check Ready, mirrors the end and deletes the copy; two writes to the manager and three to a worker per job"},
 }
 
 // SystemOrder is the order the systems run in under each load.
-var SystemOrder = []string{SystemCourier, SystemBaseline, SystemMultiKueue, SystemMultiKueueQPS, SystemFloor}
+var SystemOrder = []string{SystemCourier, SystemBaseline, SystemMultiKueue, SystemMultiKueueQPS, SystemFloor, SystemFree}
 
 // DefaultSystems are the systems a comparison runs unless told otherwise:
-// the dispatchers, without the baseline and the floor.
+// the dispatchers, without the baseline, the floor and the free dispatcher.
 var DefaultSystems = []string{SystemCourier, SystemMultiKueue, SystemMultiKueueQPS}
 
 // runAs restarts the process called name with binary want, unless running

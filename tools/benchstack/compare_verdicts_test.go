@@ -187,3 +187,30 @@ func TestManagerCPUAgainstTheFloor(t *testing.T) {
 		t.Errorf("the manager side's verdict (-want +got):\n%s", diff)
 	}
 }
+
+func TestThroughputAgainstTheFreeDispatcher(t *testing.T) {
+	load := func(free float64) LoadSummary {
+		return LoadSummary{Load: "burst-1000", Jobs: 1000, Systems: []SystemSummary{
+			summary(SystemCourier, 3, 250, 200, 5, 16, 0, 3, 16, 0),
+			summary(SystemMultiKueueQPS, 2.2, 400, 290, 0, 42, 20, 6, 180, 0),
+			summary(SystemFree, free, 200, 190, 0, 0, 0, 3, 0, 0),
+		}}
+	}
+	detail := func(l LoadSummary) string {
+		for _, v := range compareVerdicts([]LoadSummary{l}) {
+			if v.Target == "burst-1000: Courier's throughput ≥ 1.5× the better MultiKueue's" {
+				return v.Detail
+			}
+		}
+		return "no verdict"
+	}
+	mk := Systems[SystemMultiKueueQPS].Label
+	got := []string{detail(load(3.2)), detail(load(4))}
+	want := []string{
+		"Courier 3.00/s, " + mk + " 2.20/s (medians of 3 and 3); the harness as dispatcher, at no cost of its own, 3.20/s, so the target, 3.30/s, is above it: a dispatcher that cost nothing did not reach it",
+		"Courier 3.00/s, " + mk + " 2.20/s (medians of 3 and 3); the harness as dispatcher, at no cost of its own, 4.00/s, so the target, 3.30/s, is below it",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("the throughput verdict (-want +got):\n%s", diff)
+	}
+}

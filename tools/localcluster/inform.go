@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -36,6 +37,11 @@ func (e *Env) Inform(ctx context.Context, cluster string, byObject map[client.Ob
 	if err != nil {
 		return err
 	}
+	return InformAs(ctx, cluster, cfg, byObject, seen)
+}
+
+// InformAs is Inform as the identity of cfg, a config of cluster.
+func InformAs(ctx context.Context, cluster string, cfg *rest.Config, byObject map[client.Object]cache.ByObject, seen func(obj client.Object, d Delivery)) error {
 	c, err := cache.New(cfg, cache.Options{
 		Scheme:            framework.Scheme,
 		DefaultNamespaces: map[string]cache.Config{Namespace: {}},

@@ -14,6 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 	"sigs.k8s.io/yaml"
@@ -101,6 +103,28 @@ func (e *Env) ConfigureMultiKueue(ctx context.Context) error {
 		}
 	}
 	return e.waitMultiKueueActive(ctx, mgr)
+}
+
+// WorkerUserConfig is a config of worker as WorkerUser, the identity
+// dispatchers use there, from the kubeconfig Secret ConfigureMultiKueue
+// made for it.
+func (e *Env) WorkerUserConfig(ctx context.Context, worker string) (*rest.Config, error) {
+	mgr, err := e.Client(e.Manager)
+	if err != nil {
+		return nil, err
+	}
+	secret := &corev1.Secret{}
+	if err := mgr.Get(ctx, client.ObjectKey{Namespace: KueueNamespace, Name: worker + multiKueueSecretSuffix}, secret); err != nil {
+		return nil, fmt.Errorf("reading the kubeconfig of %s as %s: %w", worker, WorkerUser, err)
+	}
+	cfg, err := clientcmd.RESTConfigFromKubeConfig(secret.Data["kubeconfig"])
+	if err != nil {
+		return nil, fmt.Errorf("loading the kubeconfig of %s as %s: %w", worker, WorkerUser, err)
+	}
+	// RESTConfig's limits: client-go's default of 5 requests a second
+	// would pace whatever uses this config.
+	cfg.QPS, cfg.Burst = restQPS, restBurst
+	return cfg, nil
 }
 
 // waitMultiKueueActive waits until MultiKueue reaches every worker and its

@@ -68,6 +68,10 @@ func (e *Env) Kubeconfig(cluster string) string {
 	return filepath.Join(e.Dir, cluster+".kubeconfig")
 }
 
+// restQPS and restBurst bound the harness's clients, high enough that
+// they never pace a load.
+const restQPS, restBurst = 200, 400
+
 // RESTConfig returns the client configuration of a cluster, admin
 // credentials included.
 func (e *Env) RESTConfig(cluster string) (*rest.Config, error) {
@@ -75,7 +79,7 @@ func (e *Env) RESTConfig(cluster string) (*rest.Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("loading kubeconfig of %s: %w", cluster, err)
 	}
-	cfg.QPS, cfg.Burst = 200, 400
+	cfg.QPS, cfg.Burst = restQPS, restBurst
 	return cfg, nil
 }
 
