@@ -178,15 +178,15 @@ func (f *floor) act(ctx context.Context, key floorKey) error {
 	var patch client.Patch
 	switch o := obj.(type) {
 	case *kueue.Workload:
-		message := "The bench's floor dispatches nowhere."
+		state, message := kueue.CheckStateReady, "The bench's floor dispatches nowhere."
 		if f.free() {
-			message = "The bench's free dispatcher dispatched the job."
+			state, message = freeVerdict(o)
 		}
-		next := floorReady(o, message)
+		next := floorAnswer(o, state, message)
 		if next == nil {
 			return nil
 		}
-		if f.free() {
+		if state == kueue.CheckStateReady && f.free() {
 			if err := f.dispatch(ctx, o); err != nil {
 				return err
 			}
@@ -209,9 +209,9 @@ func (f *floor) act(ctx context.Context, key floorKey) error {
 	return nil
 }
 
-// floorReady is wl with the floor's check Ready, saying message, when
+// floorAnswer is wl with the floor's check in state, saying message, when
 // Kueue has reserved quota for it and the check is Pending; nil otherwise.
-func floorReady(wl *kueue.Workload, message string) *kueue.Workload {
+func floorAnswer(wl *kueue.Workload, state kueue.CheckState, message string) *kueue.Workload {
 	i := slices.IndexFunc(wl.Status.AdmissionChecks, func(c kueue.AdmissionCheckState) bool { return c.Name == floorCheck })
 	if i < 0 || wl.Status.AdmissionChecks[i].State != kueue.CheckStatePending ||
 		!meta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadQuotaReserved) ||
@@ -219,8 +219,8 @@ func floorReady(wl *kueue.Workload, message string) *kueue.Workload {
 		return nil
 	}
 	next := wl.DeepCopy()
-	state := &next.Status.AdmissionChecks[i]
-	state.State, state.Message, state.LastTransitionTime = kueue.CheckStateReady, message, metav1.Now()
+	check := &next.Status.AdmissionChecks[i]
+	check.State, check.Message, check.LastTransitionTime = state, message, metav1.Now()
 	return next
 }
 

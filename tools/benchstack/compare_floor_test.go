@@ -12,7 +12,7 @@ import (
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 )
 
-func TestFloorReady(t *testing.T) {
+func TestFloorAnswer(t *testing.T) {
 	reserved := metav1.Condition{Type: kueue.WorkloadQuotaReserved, Status: metav1.ConditionTrue, Reason: "QuotaReserved"}
 	finished := metav1.Condition{Type: kueue.WorkloadFinished, Status: metav1.ConditionTrue, Reason: "Succeeded"}
 	workload := func(state kueue.CheckState, conds ...metav1.Condition) *kueue.Workload {
@@ -25,33 +25,36 @@ func TestFloorReady(t *testing.T) {
 		return wl
 	}
 	cases := map[string]struct {
-		wl        *kueue.Workload
-		wantReady bool
+		wl      *kueue.Workload
+		state   kueue.CheckState
+		wantSet bool
 	}{
-		"quota reserved and the check Pending: Ready, the other check left": {wl: workload(kueue.CheckStatePending, reserved), wantReady: true},
-		"no quota reserved yet":                {wl: workload(kueue.CheckStatePending)},
-		"the check Ready already":              {wl: workload(kueue.CheckStateReady, reserved)},
-		"a Workload of another check":          {wl: workload("", reserved)},
-		"finished, its check reset to Pending": {wl: workload(kueue.CheckStatePending, reserved, finished)},
+		"quota reserved and the check Pending: Ready, the other check left": {wl: workload(kueue.CheckStatePending, reserved), state: kueue.CheckStateReady, wantSet: true},
+		"quota reserved and the check Pending: Rejected":                    {wl: workload(kueue.CheckStatePending, reserved), state: kueue.CheckStateRejected, wantSet: true},
+		"no quota reserved yet":                                             {wl: workload(kueue.CheckStatePending), state: kueue.CheckStateReady},
+		"the check Ready already":                                           {wl: workload(kueue.CheckStateReady, reserved), state: kueue.CheckStateReady},
+		"the check Rejected already":                                        {wl: workload(kueue.CheckStateRejected, reserved), state: kueue.CheckStateRejected},
+		"a Workload of another check":                                       {wl: workload("", reserved), state: kueue.CheckStateReady},
+		"finished, its check reset to Pending":                              {wl: workload(kueue.CheckStatePending, reserved, finished), state: kueue.CheckStateReady},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			before := tc.wl.DeepCopy()
-			got := floorReady(tc.wl, "The bench's floor dispatches nowhere.")
+			got := floorAnswer(tc.wl, tc.state, "The bench's floor dispatches nowhere.")
 			if diff := cmp.Diff(before, tc.wl); diff != "" {
-				t.Errorf("floorReady changed its argument (-before +after):\n%s", diff)
+				t.Errorf("floorAnswer changed its argument (-before +after):\n%s", diff)
 			}
-			if !tc.wantReady {
+			if !tc.wantSet {
 				if got != nil {
-					t.Errorf("floorReady = %+v, want nil", got.Status.AdmissionChecks)
+					t.Errorf("floorAnswer = %+v, want nil", got.Status.AdmissionChecks)
 				}
 				return
 			}
 			want := before.DeepCopy()
-			want.Status.AdmissionChecks[1].State = kueue.CheckStateReady
+			want.Status.AdmissionChecks[1].State = tc.state
 			want.Status.AdmissionChecks[1].Message = "The bench's floor dispatches nowhere."
 			if diff := cmp.Diff(want, got, cmpopts.IgnoreFields(kueue.AdmissionCheckState{}, "LastTransitionTime")); diff != "" {
-				t.Errorf("floorReady (-want +got):\n%s", diff)
+				t.Errorf("floorAnswer (-want +got):\n%s", diff)
 			}
 		})
 	}

@@ -66,14 +66,27 @@ func (f *floor) informWorkers(ctx context.Context, env *localcluster.Env) error 
 	return nil
 }
 
-// dispatch creates wl's copy and its TrainJob's on the worker the job's
-// name picks. A copy there already is left as it is: a retry after a
-// refused check write finds it.
+// freeVerdict is the state the free dispatcher gives wl's check: Ready
+// once it has copied a TrainJob's Workload, Rejected for any other owner,
+// whose copy it cannot build, so that such a job ends rather than hangs.
+func freeVerdict(wl *kueue.Workload) (kueue.CheckState, string) {
+	owner := metav1.GetControllerOf(wl)
+	if owner == nil || owner.Kind != trainer.TrainJobKind || owner.APIVersion != trainer.GroupVersion.String() {
+		what := "has no controlling owner"
+		if owner != nil {
+			what = fmt.Sprintf("belongs to %s %s %s", owner.APIVersion, owner.Kind, owner.Name)
+		}
+		return kueue.CheckStateRejected, fmt.Sprintf("The bench's free dispatcher copies TrainJobs only, and this Workload %s: "+
+			"run such jobs through Courier (--systems courier).", what)
+	}
+	return kueue.CheckStateReady, "The bench's free dispatcher dispatched the job."
+}
+
+// dispatch creates the copies of wl, a TrainJob's Workload, and of its
+// TrainJob on the worker the job's name picks. A copy there already is
+// left as it is: a retry after a refused check write finds it.
 func (f *floor) dispatch(ctx context.Context, wl *kueue.Workload) error {
 	owner := metav1.GetControllerOf(wl)
-	if owner == nil || owner.Kind != trainer.TrainJobKind {
-		return nil
-	}
 	jobKey := floorKey{name: types.NamespacedName{Namespace: wl.Namespace, Name: owner.Name}}
 	job, _ := f.get(jobKey).(*trainer.TrainJob)
 	if job == nil {

@@ -123,3 +123,50 @@ func TestFreeWorker(t *testing.T) {
 		}
 	}
 }
+
+func TestFreeVerdict(t *testing.T) {
+	owned := func(apiVersion, kind string) *kueue.Workload {
+		wl := &kueue.Workload{ObjectMeta: metav1.ObjectMeta{Name: "wl", Namespace: "ns"}}
+		if kind != "" {
+			wl.OwnerReferences = []metav1.OwnerReference{{APIVersion: apiVersion, Kind: kind, Name: "job", UID: "u", Controller: ptr.To(true)}}
+		}
+		return wl
+	}
+	cases := map[string]struct {
+		wl          *kueue.Workload
+		wantState   kueue.CheckState
+		wantMessage string
+	}{
+		"a TrainJob's Workload: Ready": {
+			wl:          owned(trainer.GroupVersion.String(), trainer.TrainJobKind),
+			wantState:   kueue.CheckStateReady,
+			wantMessage: "The bench's free dispatcher dispatched the job.",
+		},
+		"a batch Job's Workload: Rejected, naming the owner": {
+			wl:        owned("batch/v1", "Job"),
+			wantState: kueue.CheckStateRejected,
+			wantMessage: "The bench's free dispatcher copies TrainJobs only, and this Workload belongs to batch/v1 Job job: " +
+				"run such jobs through Courier (--systems courier).",
+		},
+		"a TrainJob kind of another group: Rejected": {
+			wl:        owned("example.com/v1", trainer.TrainJobKind),
+			wantState: kueue.CheckStateRejected,
+			wantMessage: "The bench's free dispatcher copies TrainJobs only, and this Workload belongs to example.com/v1 TrainJob job: " +
+				"run such jobs through Courier (--systems courier).",
+		},
+		"no owner: Rejected": {
+			wl:        owned("", ""),
+			wantState: kueue.CheckStateRejected,
+			wantMessage: "The bench's free dispatcher copies TrainJobs only, and this Workload has no controlling owner: " +
+				"run such jobs through Courier (--systems courier).",
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			state, message := freeVerdict(tc.wl)
+			if diff := cmp.Diff([]string{string(tc.wantState), tc.wantMessage}, []string{string(state), message}); diff != "" {
+				t.Errorf("freeVerdict (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -28,6 +28,7 @@ var glanceRows = []glanceRow{
 	{"p95 submission → check Ready (s)", "submitToReady.p95", "%.1f", true, false},
 	{"manager side, CPU ms per job", "manager.cpu", "%.1f", true, false},
 	{"worker side, CPU ms per job", "worker.cpu", "%.1f", true, false},
+	{"the whole stack, CPU ms per job (every process, the harness's too)", "stack.cpu", "%.1f", true, false},
 	{"requests and watch events to the workers per job", "toWorkers.all", "%.1f", true, false},
 	{"Courier's writes to the manager per job", "courierToManager.writes", "%.2f", false, false},
 }

@@ -17,6 +17,8 @@ func TestWriteGlance(t *testing.T) {
 	courier, mk := &c.Summaries[0].Systems[0], &c.Summaries[0].Systems[1]
 	courier.Figures[courierProcessKey] = Stat{Median: 16.3, Min: 16.2, Max: 16.4, N: 2}
 	mk.Figures[courierProcessKey] = Stat{Median: 6.5, Min: 6.4, Max: 6.6, N: 2}
+	courier.Figures["stack.cpu"] = Stat{Median: 700, Min: 690, Max: 710, N: 2}
+	mk.Figures["stack.cpu"] = Stat{Median: 1000, Min: 980, Max: 1020, N: 2}
 	mk.Broken = 19
 	path := filepath.Join(t.TempDir(), "compare-20261128-100000"+glanceSuffix)
 	if err := writeGlance(path, c); err != nil {
@@ -39,6 +41,7 @@ func TestWriteGlance(t *testing.T) {
 		"| p95 submission → check Ready (s) | 0.0 / 0.0 |",
 		"| manager side, CPU ms per job | 95.0 / 145.0 (0.66×) |",
 		"| worker side, CPU ms per job | 50.0 / 50.0 (1.00×) |",
+		"| the whole stack, CPU ms per job (every process, the harness's too) | 700.0 / 1000.0 (0.70×) |",
 		"| requests and watch events to the workers per job | 1.0 / 1.0 (1.00×) |",
 		"| Courier's writes to the manager per job | 2.50 |",
 		"| the Courier process, CPU ms per job (idle through MultiKueue's phases) | 16.3 (6.5) |",

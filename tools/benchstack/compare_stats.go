@@ -166,6 +166,16 @@ func processFigure(process, label string) figure {
 	}}
 }
 
+// stackCPU is every process's CPU in the phase per job, absent when the
+// phase measured none.
+func stackCPU(p *PhaseResult) (float64, bool) {
+	var seconds float64
+	for _, c := range p.CPU {
+		seconds += c.CPUSeconds
+	}
+	return perJobMs(seconds, p.Jobs), len(p.CPU) > 0
+}
+
 // figures are every number of the comparison table, in its order.
 var figures = slices.Concat(
 	[]figure{{"throughput", "Throughput: jobs complete per second, first submission to last complete", "%.2f",
@@ -185,6 +195,9 @@ var figures = slices.Concat(
 		restFigure(sideWorker, "aboveRest", "Worker side: CPU ms per job above its rest", "%.1f", func(r RestCost) float64 { return r.AboveMsPerJob }),
 		sideFigure(sideWorker, "rss", "Worker side: peak RSS (MiB)", "%.0f", func(c SideCost) float64 { return c.PeakRSSMiB }),
 		sideFigure(sideWorker, "growth", "Worker side: RSS growth per job (KiB)", "%.1f", func(c SideCost) float64 { return c.GrowthKiBPerJob }),
+		// On a saturated machine the throughput is about its cores over
+		// this, so the table shows what the whole machine spent per job.
+		{"stack.cpu", "The whole stack, every process the bench runs, the harness included: CPU ms per job", "%.1f", stackCPU},
 	},
 	dispatched(figure{"dispatcher.cpu", "The dispatcher's process alone: CPU ms per job", "%.1f", always(func(p *PhaseResult) float64 { return p.Dispatcher.CPUMsPerWorkload })}),
 	[]figure{
@@ -197,6 +210,7 @@ var figures = slices.Concat(
 		processFigure(localcluster.KueueProcess, "The manager's Kueue"),
 		processFigure("manager/kube-apiserver", "The manager's API server"),
 		processFigure("manager/etcd", "The manager's etcd"),
+		processFigure(harnessProcess, "The harness (courier-bench)"),
 	},
 	requestFigures("toWorkers", "To the workers, the dispatcher", dispatcherWorkerRequests),
 	courierWatchFigures(watchFromWorkers, "From the workers"),

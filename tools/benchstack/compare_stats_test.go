@@ -184,3 +184,49 @@ func TestFloorFigures(t *testing.T) {
 		t.Errorf("figures present, the floor then Courier (-want +got):\n%s", diff)
 	}
 }
+
+func TestStackFigures(t *testing.T) {
+	lookup := func(key string) figure {
+		for _, f := range figures {
+			if f.key == key {
+				return f
+			}
+		}
+		t.Fatalf("no figure %q", key)
+		return figure{}
+	}
+	measured := []benchreport.ProcessCPU{
+		{Name: "manager/kube-apiserver", CPUSeconds: 30},
+		{Name: localcluster.CourierProcess, CPUSeconds: 4},
+		{Name: harnessProcess, CPUSeconds: 6},
+	}
+	type value struct {
+		V  float64
+		OK bool
+	}
+	cases := map[string]struct {
+		cpu  []benchreport.ProcessCPU
+		want map[string]value
+	}{
+		"every process summed per job, the harness its own row too": {
+			cpu:  measured,
+			want: map[string]value{"stack.cpu": {400, true}, "process." + harnessProcess: {60, true}},
+		},
+		"no process measured: both absent, not zero": {
+			want: map[string]value{"stack.cpu": {0, false}, "process." + harnessProcess: {0, false}},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			p := &PhaseResult{Jobs: 100, CPU: tc.cpu}
+			got := map[string]value{}
+			for key := range tc.want {
+				v, ok := lookup(key).get(p)
+				got[key] = value{v, ok}
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("figures (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
