@@ -425,10 +425,15 @@ func fileExists(path string) bool {
 }
 
 // courierVersion is what a Courier binary's --version prints, the commit
-// `make build` stamps, or else its Go build information.
+// `make build` stamps; for an older build without the flag, the commit
+// build-courier-baseline.sh wrote beside it; or else its Go build
+// information.
 func courierVersion(path string) string {
 	if out, err := exec.Command(path, "--version").Output(); err == nil {
 		return strings.TrimSpace(string(out))
+	}
+	if commit, err := os.ReadFile(path + ".commit"); err == nil {
+		return "commit " + strings.TrimSpace(string(commit)) + " (tools/hack/build-courier-baseline.sh)"
 	}
 	return benchreport.BinaryVersion(path)
 }

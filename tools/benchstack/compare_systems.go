@@ -120,7 +120,10 @@ func switchTo(ctx context.Context, env *localcluster.Env, sys System, logf func(
 		return err
 	}
 	if sys.Courier != "" {
-		if err := runAs(ctx, "Courier", filepath.Join(env.Bin, sys.Courier), env.CourierBinary, env.RestartCourier, logf); err != nil {
+		restart := func(ctx context.Context, binary string) (*localcluster.Process, error) {
+			return env.RestartCourier(ctx, binary, logf)
+		}
+		if err := runAs(ctx, "Courier", filepath.Join(env.Bin, sys.Courier), env.CourierBinary, restart, logf); err != nil {
 			return err
 		}
 	}

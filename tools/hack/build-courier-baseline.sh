@@ -28,4 +28,7 @@ git -C "$root" worktree add --quiet --detach "$work/tree" "$commit"
 # The commit goes where `make build` puts it, which `--version` prints and
 # the bench reports.
 (cd "$work/tree" && go build -ldflags "-X github.com/courierdev/courier/pkg/version.revision=$commit" -o "$out" ./cmd/courier)
+# An older commit's binary may have no --version, and this machine builds
+# without VCS stamps: the commit beside it names what it is for the report.
+echo "$commit" > "$out.commit"
 echo "Built $out from ${commit:0:12}"

@@ -201,7 +201,7 @@ func (e *Env) binary(name string) (string, error) {
 // in its place, with the same Configuration, kubeconfig and ports, and
 // waits until it serves. The webhook configurations still point at it.
 func (e *Env) RestartManagerKueue(ctx context.Context, binary string) (*Process, error) {
-	proc, err := e.respawn(ctx, KueueProcess, binary, kueuePorts)
+	proc, err := e.respawn(ctx, KueueProcess, kueuePorts, withBinary(binary, ""))
 	if err != nil {
 		return nil, err
 	}
@@ -212,10 +212,12 @@ func (e *Env) RestartManagerKueue(ctx context.Context, binary string) (*Process,
 	return proc, e.waitMultiKueueActive(ctx, mgr)
 }
 
-// respawn stops the recorded process name by PID and starts binary in its
-// place, with the same arguments, environment and log, records it, and
-// waits until it serves on the ports its arguments give.
-func (e *Env) respawn(ctx context.Context, name, binary string, portsOf func(args []string) (ports, error)) (*Process, error) {
+// respawn stops the recorded process name by PID and starts it again with
+// the arguments argsFor makes of its old ones, the same environment and
+// log, records it, and waits until it serves on the ports its old
+// arguments give. A process that exits before it serves is returned with
+// the error, for its log.
+func (e *Env) respawn(ctx context.Context, name string, portsOf func(args []string) (ports, error), argsFor func(old []string) []string) (*Process, error) {
 	state, err := LoadState(e.Dir)
 	if err != nil {
 		return nil, err
@@ -234,8 +236,7 @@ func (e *Env) respawn(ctx context.Context, name, binary string, portsOf func(arg
 	if err := waitGone(old, 10*time.Second); err != nil {
 		return nil, err
 	}
-	args := append([]string{binary}, old.Args[1:]...)
-	proc, err := spawn(name, old.Log, os.O_APPEND, old.Env, args...)
+	proc, err := spawn(name, old.Log, os.O_APPEND, old.Env, argsFor(old.Args)...)
 	if err != nil {
 		return nil, err
 	}
@@ -244,6 +245,20 @@ func (e *Env) respawn(ctx context.Context, name, binary string, portsOf func(arg
 		return nil, err
 	}
 	return proc, waitServing(ctx, proc, p)
+}
+
+// withBinary makes a command line run binary in place of its first
+// argument, and read the configuration file config where config is set.
+func withBinary(binary, config string) func(old []string) []string {
+	return func(old []string) []string {
+		args := append([]string{binary}, old[1:]...)
+		for i := range args {
+			if config != "" && args[i] == "--config" && i+1 < len(args) {
+				args[i+1] = config
+			}
+		}
+		return args
+	}
 }
 
 // kueuePorts reads the health and webhook ports from the Configuration

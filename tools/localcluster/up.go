@@ -231,11 +231,11 @@ func (e *Env) StartCourier(config string, kubeconfig []byte) (*Process, error) {
 	if err != nil {
 		return nil, err
 	}
-	dir := filepath.Join(e.Dir, e.Manager, "courier")
+	path := e.courierConfigPath()
+	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("creating %s: %w", dir, err)
 	}
-	path := filepath.Join(dir, "config.yaml")
 	if err := os.WriteFile(path, []byte(config), 0o600); err != nil {
 		return nil, fmt.Errorf("writing Courier's config: %w", err)
 	}
@@ -253,6 +253,11 @@ func (e *Env) StartCourier(config string, kubeconfig []byte) (*Process, error) {
 	}
 	state.Processes = append(state.Processes, proc)
 	return proc, state.save(e.Dir)
+}
+
+// courierConfigPath is where StartCourier writes Courier's configuration.
+func (e *Env) courierConfigPath() string {
+	return filepath.Join(e.Dir, e.Manager, "courier", "config.yaml")
 }
 
 // courierKubeconfigPath is where StartCourier writes Courier's kubeconfig.
