@@ -129,7 +129,7 @@ func idleCell(l LoadSummary) string {
 // repeats, Courier's then every MultiKueue's that ran.
 func brokenCell(l LoadSummary) string {
 	var parts []string
-	for _, name := range []string{SystemCourier, SystemMultiKueue, SystemMultiKueueQPS} {
+	for _, name := range append([]string{SystemCourier}, multiKueues...) {
 		if s := l.system(name); s != nil {
 			parts = append(parts, fmt.Sprint(s.Broken))
 		}

@@ -115,13 +115,8 @@ func servePprofFromKueue(ctx context.Context, env *localcluster.Env, addr string
 	}
 	var config string
 	for _, p := range state.Processes {
-		if p.Name != localcluster.KueueProcess {
-			continue
-		}
-		for i, a := range p.Args {
-			if a == "--config" && i+1 < len(p.Args) {
-				config = p.Args[i+1]
-			}
+		if p.Name == localcluster.KueueProcess {
+			config = p.ConfigFile()
 		}
 	}
 	if config == "" {

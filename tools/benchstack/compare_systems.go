@@ -23,6 +23,10 @@ type System struct {
 	Check string
 	// Kueue is the manager Kueue binary, relative to the bin folder.
 	Kueue string
+	// KueueClientQPS is the QPS and burst of the manager Kueue's client of
+	// the manager (its Configuration's clientConnection); 0 keeps
+	// v0.19.1's default, 300 QPS and burst 500.
+	KueueClientQPS int32
 	// Process is the dispatcher's recorded process, and Program the
 	// start of its user agent on the workers.
 	Process, Program string
@@ -45,6 +49,10 @@ const (
 	SystemBaseline      = "baseline"
 	SystemMultiKueue    = "multikueue"
 	SystemMultiKueueQPS = "multikueue-qps"
+	// SystemMultiKueueAllQPS is PatchedKueue with its client of the
+	// manager at 1,000 QPS too: v0.19.1 as kueue#15206's default and
+	// kueue#15280's gate on would run it.
+	SystemMultiKueueAllQPS = "multikueue-all-qps"
 	// SystemFloor is no dispatcher (compare_floor.go): what the manager
 	// side costs for a job whatever dispatches it.
 	SystemFloor = "floor"
@@ -84,6 +92,9 @@ var Systems = map[string]System{
 	SystemMultiKueueQPS: {Name: SystemMultiKueueQPS, Label: "MultiKueue v0.19.1 + worker clients at 1,000 QPS", Check: localcluster.MultiKueueCheckName,
 		Kueue: PatchedKueue, Process: localcluster.KueueProcess, Program: "kueue",
 		Note: "the whole manager Kueue process, which also admits the workloads"},
+	SystemMultiKueueAllQPS: {Name: SystemMultiKueueAllQPS, Label: "MultiKueue v0.19.1 + worker and manager clients at 1,000 QPS", Check: localcluster.MultiKueueCheckName,
+		Kueue: PatchedKueue, KueueClientQPS: 1000, Process: localcluster.KueueProcess, Program: "kueue",
+		Note: "the whole manager Kueue process, which also admits the workloads"},
 	SystemFloor: {Name: SystemFloor, Label: "No dispatcher (the floor)", Check: floorCheck, Kueue: "kueue", Program: floorProgram,
 		Note: "no process: the harness sets the check Ready and the job Complete, two writes per job"},
 	SystemFree: {Name: SystemFree, Label: "The harness as dispatcher, at no cost of its own (free)", Check: floorCheck, Kueue: "kueue", Program: floorProgram,
@@ -91,7 +102,11 @@ var Systems = map[string]System{
 }
 
 // SystemOrder is the order the systems run in under each load.
-var SystemOrder = []string{SystemCourier, SystemBaseline, SystemMultiKueue, SystemMultiKueueQPS, SystemFloor, SystemFree}
+var SystemOrder = []string{SystemCourier, SystemBaseline, SystemMultiKueue, SystemMultiKueueQPS, SystemMultiKueueAllQPS, SystemFloor, SystemFree}
+
+// multiKueues are the MultiKueue builds, the systems Courier is judged
+// against.
+var multiKueues = []string{SystemMultiKueue, SystemMultiKueueQPS, SystemMultiKueueAllQPS}
 
 // DefaultSystems are the systems a comparison runs unless told otherwise:
 // the dispatchers, without the baseline, the floor and the free dispatcher.
@@ -112,11 +127,33 @@ func runAs(ctx context.Context, name, want string, running func() (string, error
 	return nil
 }
 
+// useKueue restarts the manager's Kueue with the binary and client QPS sys
+// needs, unless it runs them already.
+func useKueue(ctx context.Context, env *localcluster.Env, sys System, logf func(string, ...any)) error {
+	binary := filepath.Join(env.Bin, sys.Kueue)
+	config, err := env.ManagerKueueConfig(sys.KueueClientQPS)
+	if err != nil {
+		return err
+	}
+	running, err := env.ManagerKueue()
+	if err != nil {
+		return err
+	}
+	if running.Args[0] == binary && running.ConfigFile() == config {
+		return nil
+	}
+	logf("Restarting the manager's Kueue as %s, from %s", binary, config)
+	if _, err := env.RunManagerKueue(ctx, binary, config); err != nil {
+		return fmt.Errorf("restarting the manager's Kueue: %w", err)
+	}
+	return nil
+}
+
 // switchTo makes sys the dispatcher: the manager Kueue and Courier
 // binaries it needs, restarted if others run, and the ClusterQueue pointed
 // at its check, waiting until the ClusterQueue is Active again.
 func switchTo(ctx context.Context, env *localcluster.Env, sys System, logf func(string, ...any)) error {
-	if err := runAs(ctx, "the manager's Kueue", filepath.Join(env.Bin, sys.Kueue), env.KueueBinary, env.RestartManagerKueue, logf); err != nil {
+	if err := useKueue(ctx, env, sys, logf); err != nil {
 		return err
 	}
 	if sys.Courier != "" {

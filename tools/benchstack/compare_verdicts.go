@@ -181,7 +181,7 @@ func freeNote(l LoadSummary, key string, ratio float64, format string) string {
 // under l, higher or lower, or nil when none ran.
 func betterMultiKueue(l LoadSummary, key string, higher bool) *SystemSummary {
 	var mk *SystemSummary
-	for _, name := range []string{SystemMultiKueue, SystemMultiKueueQPS} {
+	for _, name := range multiKueues {
 		s := l.system(name)
 		if s == nil {
 			continue

@@ -99,6 +99,28 @@ func TestCompareVerdicts(t *testing.T) {
 				"PASS MultiKueue v0.19.1: no invariant broken",
 			},
 		},
+		"the build with every client at 1,000 QPS is a MultiKueue Courier is judged against": {
+			loads: []LoadSummary{
+				{Load: "burst-500", Jobs: 500, Systems: []SystemSummary{
+					summary(SystemCourier, 3.0, 50, 40, 5, 20, 0, 3, 8, 0),
+					summary(SystemMultiKueueQPS, 1.9, 300, 90, 0, 60, 30, 6, 110, 0),
+					// Faster: 3.0 is 1.58× the other build's throughput, 1.43× this one's.
+					summary(SystemMultiKueueAllQPS, 2.1, 140, 80, 0, 60, 30, 6, 110, 1),
+				}},
+			},
+			want: []string{
+				"FAIL burst-500: Courier's throughput ≥ 1.5× the better MultiKueue's",
+				"PASS burst-500: Courier's p95 submission → complete ≤ 0.7× the better MultiKueue's",
+				"PASS burst-500: manager side CPU per job ≤ 0.6× the better MultiKueue's",
+				"PASS Courier's writes to the manager ≤ 6 per job",
+				"PASS burst-500: Courier's requests and watch events to the workers fewer than the better MultiKueue's",
+				"PASS Courier ≤ 4 gets and writes to the workers per job (issue 12)",
+				"PASS The Courier process ≤ 10 ms CPU per job (issue 12)",
+				"PASS Courier (defaults, BestFit): no invariant broken",
+				"PASS MultiKueue v0.19.1 + worker clients at 1,000 QPS: no invariant broken",
+				"FAIL MultiKueue v0.19.1 + worker and manager clients at 1,000 QPS: no invariant broken",
+			},
+		},
 		"Courier beside its baseline, which is not judged": {
 			loads: []LoadSummary{{Load: "rate-1", Jobs: 20, Rate: 1, Systems: []SystemSummary{
 				summary(SystemCourier, 1, 1, 50, 5, 20, 0, 3, 8, 0),

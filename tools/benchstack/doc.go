@@ -11,8 +11,9 @@
 //
 // Compare (`courier-bench compare`, make bench) runs the same loads through
 // Courier and through Kueue's own MultiKueue, as released and with its
-// worker clients at 1,000 QPS (tools/hack/kueue-multikueue-qps.patch), one
-// after the other on the same clusters: the ClusterQueue is pointed at each
+// worker clients at 1,000 QPS (tools/hack/kueue-multikueue-qps.patch), and
+// on request with its manager client at 1,000 QPS too, one after the other
+// on the same clusters: the ClusterQueue is pointed at each
 // system's AdmissionCheck in turn, after the previous phase drained. Both
 // reach the workers as the same ServiceAccount, so that the workers' audit
 // logs count their requests alike; /proc gives every process's CPU.

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Builds Kueue v0.19.1 with one change, tools/hack/kueue-multikueue-qps.patch:
-# its MultiKueue worker clients at 1,000 QPS / 1,000 burst, as Kueue did
-# after v0.19.1 (kueue#15206). It patches a copy of the module cache's source
+# its MultiKueue worker clients at 1,000 QPS / 1,000 burst, as they run
+# after v0.19.1 with kueue#15280's gate on and kueue#15206's default
+# clientConnection (the manager client keeps v0.19.1's 300 / 500 unless the
+# Configuration raises it, as the bench's multikueue-all-qps does). It patches a copy of the module cache's source
 # under _output/ and builds it with hack/tools' go.mod and a replace, so
 # that every dependency is the one bin/kueue was built with. The binary is
 # cached: a second run builds nothing unless the patch changed.
@@ -42,4 +44,4 @@ echo "replace sigs.k8s.io/kueue => $work/src" >>"$work/tools.mod"
 mkdir -p "$(dirname "$out")"
 (cd "$tools" && go build -modfile "$work/tools.mod" -o "$out" sigs.k8s.io/kueue/cmd/kueue)
 echo "$sum" >"$out.patch-sha256"
-echo "Built $out: Kueue $version + worker QPS 1000 (kueue#15206)"
+echo "Built $out: Kueue $version + worker clients at 1000 QPS"

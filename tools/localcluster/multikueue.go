@@ -201,15 +201,7 @@ func (e *Env) binary(name string) (string, error) {
 // in its place, with the same Configuration, kubeconfig and ports, and
 // waits until it serves. The webhook configurations still point at it.
 func (e *Env) RestartManagerKueue(ctx context.Context, binary string) (*Process, error) {
-	proc, err := e.respawn(ctx, KueueProcess, kueuePorts, withBinary(binary, ""))
-	if err != nil {
-		return nil, err
-	}
-	mgr, err := e.Client(e.Manager)
-	if err != nil {
-		return nil, err
-	}
-	return proc, e.waitMultiKueueActive(ctx, mgr)
+	return e.RunManagerKueue(ctx, binary, "")
 }
 
 // respawn stops the recorded process name by PID and starts it again with
@@ -271,13 +263,7 @@ func kueuePorts(args []string) (ports, error) {
 // of the address at health.<healthKey>, from the configuration file named
 // by a command line's --config.
 func configPorts(program string, args []string, healthKey string) (ports, error) {
-	var path string
-	for i, a := range args {
-		if a == "--config" && i+1 < len(args) {
-			path = args[i+1]
-		}
-	}
-	data, err := os.ReadFile(path)
+	data, err := os.ReadFile(configFlag(args))
 	if err != nil {
 		return ports{}, fmt.Errorf("reading %s's configuration: %w", program, err)
 	}

@@ -19,6 +19,24 @@ type Process struct {
 	Log string   `json:"log"`
 }
 
+// ConfigFile is the configuration file the process's command line names
+// with --config, or "" when it names none.
+func (p *Process) ConfigFile() string {
+	return configFlag(p.Args)
+}
+
+// configFlag is the value of the last --config in a command line, as the
+// flag package reads it, or "" when there is none.
+func configFlag(args []string) string {
+	var path string
+	for i, a := range args {
+		if a == "--config" && i+1 < len(args) {
+			path = args[i+1]
+		}
+	}
+	return path
+}
+
 // startProcess starts a detached process that outlives the command that
 // started it, with its output in logPath, emptied first so that collected
 // logs never mix an earlier environment's lines in.
