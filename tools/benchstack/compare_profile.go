@@ -109,16 +109,11 @@ func (pp *phaseProfile) wait(res *PhaseResult) error {
 // Configuration gains pprofBindAddress, and it is restarted, by PID, with
 // the binary it runs now. Every later restart keeps the Configuration.
 func servePprofFromKueue(ctx context.Context, env *localcluster.Env, addr string) error {
-	state, err := localcluster.LoadState(env.Dir)
+	kueue, err := env.ManagerKueue()
 	if err != nil {
 		return err
 	}
-	var config string
-	for _, p := range state.Processes {
-		if p.Name == localcluster.KueueProcess {
-			config = p.ConfigFile()
-		}
-	}
+	config := kueue.ConfigFile()
 	if config == "" {
 		return fmt.Errorf("finding the manager Kueue's Configuration in %s's state", env.Dir)
 	}
@@ -133,11 +128,7 @@ func servePprofFromKueue(ctx context.Context, env *localcluster.Env, addr string
 	if err := f.Close(); err != nil {
 		return fmt.Errorf("adding pprof to the manager Kueue's Configuration: %w", err)
 	}
-	binary, err := env.KueueBinary()
-	if err != nil {
-		return err
-	}
-	if _, err := env.RestartManagerKueue(ctx, binary); err != nil {
+	if _, err := env.RestartManagerKueue(ctx, kueue.Args[0]); err != nil {
 		return fmt.Errorf("restarting the manager's Kueue with pprof: %w", err)
 	}
 	return nil

@@ -179,11 +179,6 @@ func (e *Env) UseCheck(ctx context.Context, check string) error {
 	return nil
 }
 
-// KueueBinary is the binary the manager's Kueue runs now.
-func (e *Env) KueueBinary() (string, error) {
-	return e.binary(KueueProcess)
-}
-
 // binary is the binary the recorded process name runs now.
 func (e *Env) binary(name string) (string, error) {
 	state, err := LoadState(e.Dir)
